@@ -1,0 +1,213 @@
+// nvfp4_gemm._C: plain pybind11 over the framework-free kernels. Integers in (device pointers,
+// sizes, a device index and a cudaStream_t), Python exceptions out. It does not link libtorch, so
+// one wheel serves every torch version; the Python layer validates tensors before calling here.
+#include <cuda_runtime_api.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "registry.h"
+
+namespace py = pybind11;
+using nvfp4_gemm::GemmProblem;
+using nvfp4_gemm::KernelEntry;
+using nvfp4_gemm::LaunchContext;
+using nvfp4_gemm::LaunchStatus;
+using nvfp4_gemm::OutDtype;
+
+#ifndef NVFP4_GEMM_CUDA_ARCHS
+#error "the build must define NVFP4_GEMM_CUDA_ARCHS (the CUDA architectures compiled into the wheel)"
+#endif
+
+namespace {
+
+constexpr std::array<const char*, 3> kOutDtypeNames = {"float16", "bfloat16", "float32"};
+
+OutDtype parse_out_dtype(const std::string& name) {
+  for (std::size_t i = 0; i < kOutDtypeNames.size(); ++i) {
+    if (name == kOutDtypeNames[i]) return static_cast<OutDtype>(i);
+  }
+  throw py::value_error("out_dtype must be float16, bfloat16 or float32, got " + name);
+}
+
+const char* out_dtype_name(OutDtype dtype) { return kOutDtypeNames[static_cast<int>(dtype)]; }
+
+template <class T>
+T* as_ptr(std::uintptr_t address) {
+  return reinterpret_cast<T*>(address);
+}
+
+void check_cuda(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) {
+    throw std::runtime_error(std::string("nvfp4_gemm: ") + what + ": " + cudaGetErrorString(err));
+  }
+}
+
+// This extension links the CUDA runtime statically, so its notion of the current device is its
+// own, separate from torch's: make the tensors' device current here, on every call.
+void make_current(int device) {
+  int current = -1;
+  check_cuda(cudaGetDevice(&current), "cudaGetDevice");
+  if (current != device) check_cuda(cudaSetDevice(device), "cudaSetDevice");
+}
+
+// Multiprocessor count per device, read once (the tile scheduler sizes its grid with it).
+int sm_count(int device) {
+  static std::array<int, 64> cache{};
+  if (device < 0 || device >= static_cast<int>(cache.size())) {
+    throw py::value_error("device index out of range: " + std::to_string(device));
+  }
+  if (cache[device] == 0) {
+    check_cuda(cudaDeviceGetAttribute(&cache[device], cudaDevAttrMultiProcessorCount, device),
+               "cudaDeviceGetAttribute(multiProcessorCount)");
+  }
+  return cache[device];
+}
+
+GemmProblem make_problem(std::uintptr_t a, std::uintptr_t b, std::uintptr_t a_scale,
+                         std::uintptr_t b_scale, std::uintptr_t out, std::uintptr_t alpha, int m,
+                         int n, int k, int l) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.l = l;
+  p.a = as_ptr<const void>(a);
+  p.b = as_ptr<const void>(b);
+  p.a_scale_blocked = as_ptr<const void>(a_scale);
+  p.b_scale_blocked = as_ptr<const void>(b_scale);
+  p.out = as_ptr<void>(out);
+  p.alpha = as_ptr<const float>(alpha);
+  return p;
+}
+
+// A handle on one registry entry; Python resolves it once per shape and keeps it.
+class Kernel {
+ public:
+  explicit Kernel(const KernelEntry* entry) : entry_(entry) {}
+
+  std::string config_name() const { return entry_->config_name; }
+  std::string out_dtype() const { return out_dtype_name(entry_->out_dtype); }
+  int sm_major() const { return entry_->sm_major; }
+
+  std::optional<std::string> can_implement(int m, int n, int k, int l) const {
+    GemmProblem p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.l = l;
+    LaunchStatus status = entry_->can_implement(p);
+    if (status.ok) return std::nullopt;
+    return std::string(status.message);
+  }
+
+  std::size_t workspace_bytes(int m, int n, int k, int l, int device) const {
+    GemmProblem p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.l = l;
+    make_current(device);
+    return entry_->workspace_bytes(p, device, sm_count(device));
+  }
+
+  void run(std::uintptr_t a, std::uintptr_t b, std::uintptr_t a_scale, std::uintptr_t b_scale,
+           std::uintptr_t out, std::uintptr_t alpha, int m, int n, int k, int l,
+           std::uintptr_t workspace, std::size_t workspace_capacity, int device,
+           std::uintptr_t stream) const {
+    make_current(device);
+    LaunchContext ctx;
+    ctx.workspace = as_ptr<void>(workspace);
+    ctx.workspace_capacity = workspace_capacity;
+    ctx.device_id = device;
+    ctx.sm_count = sm_count(device);
+    ctx.stream = as_ptr<CUstream_st>(stream);
+    LaunchStatus status = entry_->launch(make_problem(a, b, a_scale, b_scale, out, alpha, m, n, k, l), ctx);
+    if (!status.ok) {
+      throw std::runtime_error(std::string("nvfp4_gemm: kernel ") + entry_->config_name + " (" +
+                               out_dtype() + "): " + status.message);
+    }
+  }
+
+  void scale_offsets(int operand, int rows, int k, int l, std::uintptr_t offsets) const {
+    if (operand != 0 && operand != 1) throw py::value_error("operand must be 0 (a) or 1 (b)");
+    if (rows < 1 || k < 16 || k % 16 || l < 1) {
+      throw py::value_error("scale_offsets needs rows >= 1, l >= 1 and k a positive multiple of 16");
+    }
+    entry_->scale_offsets(static_cast<nvfp4_gemm::ScaleOperand>(operand), rows, k, l,
+                          as_ptr<std::int64_t>(offsets));
+  }
+
+  void host_reference(std::uintptr_t a, std::uintptr_t b, std::uintptr_t a_scale,
+                      std::uintptr_t b_scale, std::uintptr_t out, int m, int n, int k, int l,
+                      double alpha) const {
+    py::gil_scoped_release release;
+    entry_->host_reference(make_problem(a, b, a_scale, b_scale, out, 0, m, n, k, l), alpha,
+                           as_ptr<double>(out));
+  }
+
+ private:
+  const KernelEntry* entry_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "nvfp4_gemm native kernels (framework-free; pointers and sizes as integers)";
+
+  m.def("compiled_architectures", [] {
+    std::vector<std::string> archs;
+    std::string all = NVFP4_GEMM_CUDA_ARCHS;
+    std::size_t start = 0;
+    while (start <= all.size()) {
+      std::size_t end = all.find(';', start);
+      if (end == std::string::npos) end = all.size();
+      if (end > start) archs.push_back("sm_" + all.substr(start, end - start));
+      start = end + 1;
+    }
+    return archs;
+  }, "CUDA architectures this build compiled, e.g. ['sm_100f'].");
+
+  m.def("kernels", [] {
+    std::vector<std::tuple<std::string, std::string, int>> out;
+    for (std::size_t i = 0; i < nvfp4_gemm::kKernelTableSize; ++i) {
+      const KernelEntry* e = nvfp4_gemm::kKernelTable[i];
+      out.emplace_back(e->config_name, out_dtype_name(e->out_dtype), e->sm_major);
+    }
+    return out;
+  }, "Every registry entry as (config name, out dtype, compute capability major).");
+
+  m.def("lookup", [](const std::string& config_name, const std::string& out_dtype) {
+    const KernelEntry* entry = nvfp4_gemm::find_kernel(config_name, parse_out_dtype(out_dtype));
+    if (entry == nullptr) {
+      throw py::key_error("this build carries no kernel " + config_name + " for " + out_dtype);
+    }
+    return Kernel(entry);
+  }, py::arg("config_name"), py::arg("out_dtype"));
+
+  py::class_<Kernel>(m, "Kernel")
+      .def_property_readonly("config_name", &Kernel::config_name)
+      .def_property_readonly("out_dtype", &Kernel::out_dtype)
+      .def_property_readonly("sm_major", &Kernel::sm_major)
+      .def("can_implement", &Kernel::can_implement, py::arg("m"), py::arg("n"), py::arg("k"),
+           py::arg("l"), "None if CUTLASS accepts the problem, else why not (host only).")
+      .def("workspace_bytes", &Kernel::workspace_bytes, py::arg("m"), py::arg("n"), py::arg("k"),
+           py::arg("l"), py::arg("device"))
+      .def("run", &Kernel::run, py::arg("a"), py::arg("b"), py::arg("a_scale"), py::arg("b_scale"),
+           py::arg("out"), py::arg("alpha"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("l"),
+           py::arg("workspace"), py::arg("workspace_capacity"), py::arg("device"), py::arg("stream"),
+           "Launch on `stream` of `device`; pointers are device addresses, alpha 0 means 1.")
+      .def("scale_offsets", &Kernel::scale_offsets, py::arg("operand"), py::arg("rows"), py::arg("k"),
+           py::arg("l"), py::arg("offsets"),
+           "Write the scale layout's offset of every (l, row, k_block) into int64 host memory.")
+      .def("host_reference", &Kernel::host_reference, py::arg("a"), py::arg("b"), py::arg("a_scale"),
+           py::arg("b_scale"), py::arg("out"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("l"),
+           py::arg("alpha"),
+           "CUTLASS host GEMM on host pointers with the launcher's strides; float64 out.");
+}

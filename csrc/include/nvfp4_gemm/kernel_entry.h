@@ -1,0 +1,49 @@
+// One registry entry: a compiled kernel (one config x one output dtype) and its host-side hooks.
+// Framework-free: raw pointers, sizes and a cudaStream_t only.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "nvfp4_gemm/problem.h"
+
+namespace nvfp4_gemm {
+
+// What a launch needs beyond the problem itself; owned by the caller (the binding).
+struct LaunchContext {
+  void* workspace = nullptr;  // device memory, at least workspace_bytes(problem) long
+  std::size_t workspace_capacity = 0;
+  int device_id = 0;  // the launch device, already current on the calling thread
+  int sm_count = 0;   // its multiprocessor count, read once per device by the caller
+  cudaStream_t stream = nullptr;
+};
+
+// Outcome of a host-side check or a launch. `message` is a static string (never freed).
+struct LaunchStatus {
+  bool ok = true;
+  const char* message = "";
+};
+
+struct KernelEntry {
+  const char* config_name;  // stable name from csrc/configs.toml
+  OutDtype out_dtype;
+  int sm_major;  // compute capability major this kernel runs on (10 for sm_100 family)
+
+  // Host-only: whether the kernel's own can_implement accepts the problem (no device touched).
+  LaunchStatus (*can_implement)(const GemmProblem&);
+  std::size_t (*workspace_bytes)(const GemmProblem&, int device_id, int sm_count);
+  LaunchStatus (*launch)(const GemmProblem&, const LaunchContext&);
+
+  // Test hooks. Both build the kernel's arguments with the launcher's own code and read them back.
+  // scale_offsets: element offset of logical scale (l, row, k_block) for every l, row, k_block,
+  // row-major over (l, rows, k / 16), written to `offsets`.
+  void (*scale_offsets)(ScaleOperand, int rows, int k, int l, std::int64_t* offsets);
+  // host_reference: CUTLASS's host GEMM on host copies of the operands (problem pointers are host
+  // pointers; problem.alpha is ignored in favour of `alpha`), float64 accumulation, float64 output
+  // written through the output stride the launcher builds into `out` ((l, m, n) elements).
+  void (*host_reference)(const GemmProblem&, double alpha, double* out);
+};
+
+}  // namespace nvfp4_gemm

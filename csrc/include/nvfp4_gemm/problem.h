@@ -1,0 +1,30 @@
+// The framework-free description of one NVFP4 GEMM call: raw pointers and sizes.
+// Nothing here knows torch or pybind11; the binding fills it from tensors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace nvfp4_gemm {
+
+// out[l, m, n] = alpha * sum_k deq(a)[l, m, k] * deq(b)[l, n, k], see shared/spec/nvfp4.md.
+struct GemmProblem {
+  int m = 0;  // rows of a and of out
+  int n = 0;  // rows of b (the weight's output features), columns of out
+  int k = 0;  // logical FP4 elements per row (bytes per row = k / 2)
+  int l = 1;  // batch count; every operand is packed, batch-major
+
+  const void* a = nullptr;               // (l, m, k/2) bytes, K-major
+  const void* b = nullptr;               // (l, n, k/2) bytes, K-major
+  const void* a_scale_blocked = nullptr; // l * round_up(m,128) * round_up(k/16,4) e4m3 bytes
+  const void* b_scale_blocked = nullptr; // l * round_up(n,128) * round_up(k/16,4) e4m3 bytes
+  void* out = nullptr;                   // (l, m, n) row-major, element type per kernel
+  const float* alpha = nullptr;          // device scalar, or nullptr for alpha = 1
+};
+
+enum class OutDtype : int { kFloat16 = 0, kBFloat16 = 1, kFloat32 = 2 };
+
+// Which operand a scale-factor layout query is about.
+enum class ScaleOperand : int { kA = 0, kB = 1 };
+
+}  // namespace nvfp4_gemm

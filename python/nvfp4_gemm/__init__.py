@@ -1,0 +1,48 @@
+"""nvfp4_gemm: ahead-of-time compiled NVFP4 x NVFP4 GEMM for PyTorch.
+
+``out = alpha * dequant(a) @ dequant(b).T`` with FP4 (e2m1) values, one FP8 (e4m3) scale per 16
+values in the cuBLAS 128x4 blocked layout, FP32 accumulation and one rounding to fp16/bf16/fp32.
+
+Entry points: ``torch.ops.nvfp4.gemm`` (registered on import) and ``nvfp4_gemm.gemm``.
+"""
+
+from . import gpumode
+from .configs import Config
+from .formats import (
+    E2M1_VALUES,
+    blocked_scale_numel,
+    blocked_scale_shape,
+    dequantize,
+    from_blocked,
+    pack_fp4,
+    reference_gemm,
+    round_once,
+    to_blocked,
+    unpack_fp4,
+)
+from .ops import compiled_architectures, gemm, supported_capabilities
+from .resolver import Resolution, UnsupportedDeviceError, candidates, resolve
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Config",
+    "E2M1_VALUES",
+    "Resolution",
+    "UnsupportedDeviceError",
+    "blocked_scale_numel",
+    "blocked_scale_shape",
+    "candidates",
+    "compiled_architectures",
+    "dequantize",
+    "from_blocked",
+    "gemm",
+    "gpumode",
+    "pack_fp4",
+    "reference_gemm",
+    "resolve",
+    "round_once",
+    "supported_capabilities",
+    "to_blocked",
+    "unpack_fp4",
+]

@@ -1,0 +1,139 @@
+"""The kernel config table (``csrc/configs.toml``) and the one validity predicate.
+
+This module is pure Python with no third-party imports: the build's kernel generator
+(``csrc/generate_kernels.py``) loads it by path, so the table is parsed, checked and
+interpreted by the same code at build time, in the resolver and in the tests.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+OUT_DTYPES = ("float16", "bfloat16", "float32")
+
+# Output row alignment in elements: the epilogue stores 16-byte vectors (TMA's minimum).
+OUT_ALIGNMENT = {"float16": 8, "bfloat16": 8, "float32": 4}
+
+# K granularity: 32 FP4 elements = 16 bytes per row, the TMA minimum; also two 16-element
+# scale blocks, so every row holds whole scale blocks.
+K_ALIGNMENT = 32
+
+# Compute-capability major each kernel family runs on.
+FAMILY_SM_MAJOR = {"sm100": 10}
+
+# CUTLASS 4.2 sm100 block-scaled MMA shapes (cutlass/gemm/collective/builders/sm100_blockscaled_*).
+_SM100_TILE_M = {128: "1sm", 256: "2sm"}
+_SM100_TILE_N = (64, 128, 192, 256)
+_SM100_TILE_K = (256,)
+
+_TABLE_NAME = "configs.toml"
+
+
+@dataclass(frozen=True)
+class Config:
+    """One row of the config table: a kernel design, compiled once per output dtype."""
+
+    name: str
+    family: str
+    tile: tuple[int, int, int]
+    cluster: tuple[int, int]
+    why: str
+
+    @property
+    def sm_major(self) -> int:
+        return FAMILY_SM_MAJOR[self.family]
+
+    @property
+    def two_sm(self) -> bool:
+        return self.family == "sm100" and self.tile[0] == 256
+
+    def supports(self, m: int, n: int, k: int, l: int, out_dtype: str) -> Optional[str]:
+        """None if this config can run the problem, else the rule it breaks (a sentence)."""
+        return shape_rule_violation(m, n, k, l, out_dtype)
+
+
+@dataclass(frozen=True)
+class ConfigTable:
+    configs: tuple[Config, ...]
+    kernels_per_translation_unit: int
+
+    def by_name(self, name: str) -> Config:
+        for config in self.configs:
+            if config.name == name:
+                return config
+        known = ", ".join(c.name for c in self.configs)
+        raise KeyError(f"unknown config {name!r}; the table has: {known}")
+
+
+def shape_rule_violation(m: int, n: int, k: int, l: int, out_dtype: str) -> Optional[str]:
+    """The problem-level rules every kernel shares; None when the problem is valid."""
+    if out_dtype not in OUT_DTYPES:
+        return f"out_dtype must be one of {', '.join(OUT_DTYPES)}, got {out_dtype}"
+    if m < 1 or n < 1 or k < 1 or l < 1:
+        return f"M, N, K and L must be positive, got M={m}, N={n}, K={k}, L={l}"
+    if k % K_ALIGNMENT:
+        return f"K (= 2 * a.shape[-1]) must be a multiple of {K_ALIGNMENT}, got K={k}"
+    align = OUT_ALIGNMENT[out_dtype]
+    if n % align:
+        return f"N must be a multiple of {align} for {out_dtype} output, got N={n}"
+    return None
+
+
+def _config_name(family: str, tile: tuple[int, int, int], cluster: tuple[int, int]) -> str:
+    sms = _SM100_TILE_M[tile[0]]
+    return f"{family}_{sms}_{tile[0]}x{tile[1]}x{tile[2]}_c{cluster[0]}x{cluster[1]}"
+
+
+def _check_row(row: dict, index: int) -> Config:
+    where = f"config #{index} ({row.get('name', '?')})"
+    family = row.get("family")
+    if family not in FAMILY_SM_MAJOR:
+        raise ValueError(f"{where}: family must be one of {sorted(FAMILY_SM_MAJOR)}, got {family!r}")
+    tile = tuple(int(x) for x in row["tile"])
+    cluster = tuple(int(x) for x in row["cluster"])
+    if len(tile) != 3 or len(cluster) != 2:
+        raise ValueError(f"{where}: tile is [M, N, K] and cluster is [M, N]")
+    if tile[0] not in _SM100_TILE_M or tile[1] not in _SM100_TILE_N or tile[2] not in _SM100_TILE_K:
+        raise ValueError(
+            f"{where}: sm100 tile must be M in {sorted(_SM100_TILE_M)}, N in {_SM100_TILE_N}, "
+            f"K in {_SM100_TILE_K}; got {list(tile)}"
+        )
+    if not all(1 <= c <= 4 for c in cluster):
+        raise ValueError(f"{where}: cluster dims must be 1..4, got {list(cluster)}")
+    if tile[0] == 256 and cluster[0] % 2:
+        raise ValueError(f"{where}: a 2SM tile (M=256) needs an even cluster M, got {cluster[0]}")
+    expected = _config_name(family, tile, cluster)
+    if row["name"] != expected:
+        raise ValueError(f"{where}: name must say what the config is: expected {expected!r}")
+    return Config(name=row["name"], family=family, tile=tile, cluster=cluster, why=row.get("why", ""))
+
+
+def table_path() -> Path:
+    """The table shipped in the wheel, or the source tree's copy when running from a checkout."""
+    here = Path(__file__).resolve().parent
+    shipped = here / _TABLE_NAME
+    if shipped.is_file():
+        return shipped
+    return here.parent.parent / "csrc" / _TABLE_NAME
+
+
+def load_table(path: Optional[Path] = None) -> ConfigTable:
+    path = Path(path) if path is not None else table_path()
+    with open(path, "rb") as f:
+        raw = tomllib.load(f)
+    if raw.get("schema") != 1:
+        raise ValueError(f"{path}: unsupported table schema {raw.get('schema')!r}")
+    configs = tuple(_check_row(row, i) for i, row in enumerate(raw.get("config", [])))
+    names = [c.name for c in configs]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"{path}: duplicate config names {duplicates}")
+    return ConfigTable(configs=configs, kernels_per_translation_unit=int(raw["kernels_per_translation_unit"]))

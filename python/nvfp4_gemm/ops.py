@@ -1,0 +1,215 @@
+"""`torch.ops.nvfp4.gemm` and `nvfp4_gemm.gemm`: schema, fake, CPU and CUDA implementations.
+
+The data path of one CUDA call: validate (_checks) -> plan, cached per (device, shape, dtype,
+config): device support, resolver, registry lookup, workspace size -> `_C.Kernel.run` with the
+tensors' device and that device's current stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+
+from . import _C
+from ._checks import OUT_DTYPE_NAMES, GemmShape, check_gemm_args, check_pointer_alignment
+from .formats import reference_gemm
+from .resolver import UnsupportedDeviceError, resolve
+
+__all__ = ["gemm", "compiled_architectures", "supported_capabilities"]
+
+_SCHEMA = (
+    "gemm(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale, Tensor? alpha=None, "
+    "ScalarType out_dtype=float16) -> Tensor"
+)
+
+# Compute capabilities each compiled architecture runs on. An 'a' target runs only on its own chip;
+# the 'f' family target of nvcc 12.9+ also runs on the family's later members (sm_100f: B200 and B300).
+_ARCH_CAPABILITIES = {
+    "sm_100a": ((10, 0),),
+    "sm_100f": ((10, 0), (10, 3)),
+    "sm_103a": ((10, 3),),
+    "sm_103f": ((10, 3),),
+}
+
+
+def compiled_architectures() -> list[str]:
+    """CUDA architectures the installed extension carries kernels for, e.g. ['sm_100f']."""
+    return list(_C.compiled_architectures())
+
+
+def supported_capabilities() -> list[tuple[int, int]]:
+    """Compute capabilities the installed extension can run on."""
+    caps = {cap for arch in compiled_architectures() for cap in _ARCH_CAPABILITIES.get(arch, ())}
+    return sorted(caps)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    kernel: "_C.Kernel"
+    workspace_bytes: int
+
+
+_plans: dict[tuple, _Plan] = {}
+_workspaces: dict[int, torch.Tensor] = {}
+
+
+def _device_index(device: torch.device) -> int:
+    return device.index if device.index is not None else torch.cuda.current_device()
+
+
+def _check_device_supported(index: int) -> None:
+    capability = torch.cuda.get_device_capability(index)
+    if capability in supported_capabilities():
+        return
+    archs = ", ".join(compiled_architectures()) or "no CUDA architectures"
+    caps = ", ".join(f"{major}.{minor}" for major, minor in supported_capabilities()) or "none"
+    raise UnsupportedDeviceError(
+        f"nvfp4_gemm has no kernel for {torch.cuda.get_device_name(index)} (compute capability "
+        f"{capability[0]}.{capability[1]}) on cuda:{index}: this wheel carries {archs}, which runs on compute "
+        f"capability {caps}. Rebuild with NVFP4_GEMM_CUDA_ARCHS for your GPU if the library supports it, or use "
+        f"CPU tensors for the reference implementation."
+    )
+
+
+def _make_plan(index: int, shape: GemmShape, out_dtype: torch.dtype, config_name: Optional[str]) -> _Plan:
+    _check_device_supported(index)
+    dtype_name = OUT_DTYPE_NAMES[out_dtype]
+    if config_name is None:
+        config_name = resolve(shape.m, shape.n, shape.k, shape.l, out_dtype, torch.device("cuda", index)).name
+    try:
+        kernel = _C.lookup(config_name, dtype_name)
+    except KeyError:
+        names = sorted({name for name, _, _ in _C.kernels()})
+        raise ValueError(f"config {config_name!r} is not in this build; it carries: {', '.join(names)}") from None
+    capability = torch.cuda.get_device_capability(index)
+    if kernel.sm_major != capability[0]:
+        raise ValueError(
+            f"config {config_name!r} runs on compute capability {kernel.sm_major}.x, "
+            f"but cuda:{index} is {capability[0]}.{capability[1]}"
+        )
+    rejection = kernel.can_implement(shape.m, shape.n, shape.k, shape.l)
+    if rejection is not None:
+        raise ValueError(f"config {config_name!r} cannot run M={shape.m} N={shape.n} K={shape.k} L={shape.l}: {rejection}")
+    return _Plan(kernel=kernel, workspace_bytes=kernel.workspace_bytes(shape.m, shape.n, shape.k, shape.l, index))
+
+
+def _workspace(index: int, nbytes: int) -> torch.Tensor:
+    # One buffer per device, grown when a plan needs more, never freed: no allocation per call.
+    buffer = _workspaces.get(index)
+    if buffer is None or buffer.numel() < nbytes:
+        buffer = torch.empty(nbytes, dtype=torch.uint8, device=torch.device("cuda", index))
+        _workspaces[index] = buffer
+    return buffer
+
+
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _current_stream(index: int) -> int:
+    if _raw_stream is not None:
+        return _raw_stream(index)
+    return torch.cuda.current_stream(index).cuda_stream
+
+
+def _launch_cuda(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    a_scale: torch.Tensor,
+    b_scale: torch.Tensor,
+    alpha: Optional[torch.Tensor],
+    out: torch.Tensor,
+    shape: GemmShape,
+    config_name: Optional[str],
+) -> None:
+    index = _device_index(a.device)
+    key = (index, shape.m, shape.n, shape.k, shape.l, out.dtype, config_name)
+    plan = _plans.get(key)
+    if plan is None:
+        plan = _plans[key] = _make_plan(index, shape, out.dtype, config_name)
+    named = {"a": a, "b": b, "a_scale": a_scale, "b_scale": b_scale, "out": out}
+    if alpha is not None:
+        named["alpha"] = alpha
+    check_pointer_alignment(named)
+    workspace_ptr, workspace_capacity = 0, 0
+    if plan.workspace_bytes:
+        workspace = _workspace(index, plan.workspace_bytes)
+        workspace_ptr, workspace_capacity = workspace.data_ptr(), workspace.numel()
+    plan.kernel.run(
+        a.data_ptr(), b.data_ptr(), a_scale.data_ptr(), b_scale.data_ptr(), out.data_ptr(),
+        0 if alpha is None else alpha.data_ptr(),
+        shape.m, shape.n, shape.k, shape.l,
+        workspace_ptr, workspace_capacity, index, _current_stream(index),
+    )
+
+
+def gemm(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    a_scale: torch.Tensor,
+    b_scale: torch.Tensor,
+    alpha: Optional[torch.Tensor] = None,
+    out_dtype: Optional[torch.dtype] = None,
+    *,
+    out: Optional[torch.Tensor] = None,
+    config: Optional[str] = None,
+) -> torch.Tensor:
+    """NVFP4 GEMM: ``out = alpha * dequant(a) @ dequant(b).T``, FP32 accumulation, one rounding.
+
+    Args:
+        a: packed FP4 (M, K/2) or (L, M, K/2), uint8 or torch.float4_e2m1fn_x2, contiguous.
+        b: packed FP4 (N, K/2) or (L, N, K/2): the nn.Linear weight layout (K-major).
+        a_scale, b_scale: float8_e4m3fn scales in the cuBLAS 128x4 blocked layout (any shape
+            whose contiguous storage is that layout, e.g. flat from `to_blocked`).
+        alpha: optional float32 one-element tensor on the same device (a global scale).
+        out_dtype: torch.float16, torch.bfloat16 or torch.float32; default: out's dtype if `out`
+            is given, else torch.float16.
+        out: optional preallocated output (M, N) or (L, M, N) of `out_dtype`; written in place.
+        config: optional config name from the config table, bypassing the resolver.
+
+    CUDA tensors run on their device's current stream; CPU tensors use the exact reference.
+    """
+    if out_dtype is None:
+        out_dtype = out.dtype if isinstance(out, torch.Tensor) else torch.float16
+    shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, out)
+    if a.device.type == "cuda":
+        if out is None:
+            out = torch.empty(shape.out_shape, dtype=out_dtype, device=a.device)
+        _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, config)
+        return out
+    if a.device.type != "cpu":
+        raise ValueError(f"tensors must be on a CUDA device or the CPU, got {a.device}")
+    result = reference_gemm(a, b, a_scale, b_scale, alpha, out_dtype)
+    if out is None:
+        return result
+    out.copy_(result)
+    return out
+
+
+# --- torch.library registration -------------------------------------------------------------
+
+_lib = torch.library.Library("nvfp4", "DEF")
+_lib.define(_SCHEMA)
+
+
+def _gemm_cpu(a, b, a_scale, b_scale, alpha=None, out_dtype=torch.float16):
+    check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype)
+    return reference_gemm(a, b, a_scale, b_scale, alpha, out_dtype)
+
+
+def _gemm_cuda(a, b, a_scale, b_scale, alpha=None, out_dtype=torch.float16):
+    shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype)
+    out = torch.empty(shape.out_shape, dtype=out_dtype, device=a.device)
+    _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, None)
+    return out
+
+
+def _gemm_fake(a, b, a_scale, b_scale, alpha=None, out_dtype=torch.float16):
+    shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype)
+    return a.new_empty(shape.out_shape, dtype=out_dtype)
+
+
+_lib.impl("gemm", _gemm_cpu, "CPU")
+_lib.impl("gemm", _gemm_cuda, "CUDA")
+torch.library.register_fake("nvfp4::gemm", _gemm_fake, lib=_lib)
