@@ -58,21 +58,19 @@ def _as_bytes(t: torch.Tensor) -> torch.Tensor:
 
 
 def to_blocked(scales: torch.Tensor) -> torch.Tensor:
-    """Plain scales (rows, k/16) or (l, rows, k/16) -> the flat blocked layout (l * R * C,), same
-    dtype, padding zero. byte(r, c) lands at ((r//128)*(C/4) + c//4)*512 + (r%32)*16 + ((r%128)//32)*4 + c%4.
+    """Plain scales (rows, k/16) or (l, rows, k/16), any dtype -> the flat blocked layout
+    (l * R * C,), same dtype, padding zero. byte(r, c) lands at ((r//128)*(C/4) + c//4)*512 + (r%32)*16 + ((r%128)//32)*4 + c%4.
     """
     if scales.dim() not in (2, 3):
         raise ValueError(f"scales must be (rows, k/16) or (l, rows, k/16), got shape {tuple(scales.shape)}")
-    plain = _as_bytes(scales)
-    if plain.dim() == 2:
-        plain = plain.unsqueeze(0)
+    plain = scales.unsqueeze(0) if scales.dim() == 2 else scales
     l, rows, cols = plain.shape
     padded_rows, padded_cols = _round_up(rows, _TILE_ROWS), _round_up(cols, _TILE_COLS)
     padded = plain.new_zeros((l, padded_rows, padded_cols))
     padded[:, :rows, :cols] = plain
     # (l, row tile, row/32 group, row%32, col tile, col%4) -> order (l, row tile, col tile, row%32, row/32, col%4)
     tiles = padded.view(l, padded_rows // 128, 4, 32, padded_cols // 4, 4).permute(0, 1, 4, 3, 2, 5)
-    return tiles.reshape(-1).view(scales.dtype)
+    return tiles.reshape(-1)
 
 
 def from_blocked(blocked: torch.Tensor, rows: int, k: int, l: Optional[int] = None) -> torch.Tensor:

@@ -15,9 +15,12 @@ namespace nvfp4_gemm::sm100 {
 
 template <class Kernel>
 void scale_offsets(ScaleOperand operand, int rows, int k, int l, std::int64_t* offsets) {
+  // The other operand gets a different row count, so a launcher that mixed up M and N (or SFA and
+  // SFB) would produce different offsets here.
+  const int other_rows = 2 * rows + 136;
   GemmProblem p;
-  p.m = rows;
-  p.n = rows;
+  p.m = operand == ScaleOperand::kA ? rows : other_rows;
+  p.n = operand == ScaleOperand::kA ? other_rows : rows;
   p.k = k;
   p.l = l;
   const auto args = Kernel::make_arguments(p, /*device_id=*/0, /*sm_count=*/1);
@@ -51,16 +54,19 @@ void host_reference(const GemmProblem& p, double alpha, double* out) {
                               make_layout(make_shape(p.n, p.k, p.l), ml.dB));
   auto tensor_sfa = make_tensor(static_cast<const Scale*>(p.a_scale_blocked), ml.layout_SFA);
   auto tensor_sfb = make_tensor(static_cast<const Scale*>(p.b_scale_blocked), ml.layout_SFB);
-  auto tensor_d = make_tensor(out, make_layout(make_shape(p.m, p.n, p.l), args.epilogue.dD));
+  auto layout_d = make_layout(make_shape(p.m, p.n, p.l), args.epilogue.dD);
+  auto tensor_d = make_tensor(out, layout_d);
+  // The kernel has no source tensor (ElementC = void); a null C keeps the reference from reading one.
+  auto tensor_c = make_tensor(static_cast<double*>(nullptr), layout_d);
 
   // float64 accumulation: products of two dequantized NVFP4 values need 12 significant bits, so
   // the sums here are exact for the test data, and the Python side rounds once to the out dtype.
   cutlass::reference::host::GettBlockScalingMainloopParams<double, decltype(tensor_a), decltype(tensor_sfa),
                                                            decltype(tensor_b), decltype(tensor_sfb)>
       mainloop{tensor_a, tensor_sfa, tensor_b, tensor_sfb};
-  cutlass::reference::host::GettBlockScalingEpilogueParams<double, double, double, decltype(tensor_d),
+  cutlass::reference::host::GettBlockScalingEpilogueParams<double, double, double, decltype(tensor_c),
                                                            decltype(tensor_d)>
-      epilogue{alpha, 0.0, tensor_d, tensor_d};
+      epilogue{alpha, 0.0, tensor_c, tensor_d};
   cutlass::reference::host::Gemm3x(mainloop, epilogue);
 }
 

@@ -1,0 +1,111 @@
+"""GPU tests. Each skips with its reason where the GPU it needs is absent.
+
+On a GPU the wheel has kernels for (Blackwell, compute capability 10.x): exactness against the
+float64 reference on the task shapes and residues. On any other GPU (our H200): the clear error.
+"""
+
+import pytest
+import torch
+
+import nvfp4_gemm
+from nvfp4_gemm import formats
+from nvfp4_gemm.task_shapes import CORRECTNESS_SHAPES, RANKED_SHAPES
+from nvfp4_gemm.testing import random_operands
+
+from conftest import cuda_device_or_skip, poisoned
+
+def supported_gpu_or_skip():
+    device = cuda_device_or_skip()
+    capability = torch.cuda.get_device_capability(device)
+    if capability not in nvfp4_gemm.supported_capabilities():
+        pytest.skip(f"{torch.cuda.get_device_name(device)} ({capability}) has no kernel in this wheel")
+    return device
+
+
+def unsupported_gpu_or_skip():
+    device = cuda_device_or_skip()
+    if torch.cuda.get_device_capability(device) in nvfp4_gemm.supported_capabilities():
+        pytest.skip("the GPU present is supported; the unsupported-GPU error cannot be shown here")
+    return device
+
+
+# --- any GPU -----------------------------------------------------------------------------------
+
+
+def test_cpu_cuda_mix_is_a_clear_error():
+    device = cuda_device_or_skip()
+    ops = random_operands(128, 64, 128, seed=1)
+    with pytest.raises(ValueError, match=r"^b is on cuda:0 but a is on cpu: all tensors must be on one device"):
+        nvfp4_gemm.gemm(ops.a, ops.b.to(device), ops.a_scale, ops.b_scale)
+    with pytest.raises(ValueError, match=r"^a_scale is on cpu but a is on cuda:0"):
+        torch.ops.nvfp4.gemm(ops.a.to(device), ops.b.to(device), ops.a_scale, ops.b_scale.to(device))
+
+
+# --- a GPU without kernels (e.g. Hopper before its own kernels land) ---------------------------
+
+
+@pytest.mark.parametrize("entry", ["op", "api"])
+def test_unsupported_gpu_raises_before_launch(entry):
+    device = unsupported_gpu_or_skip()
+    ops = random_operands(128, 64, 128, seed=2, device=device)
+    out = poisoned((128, 64), torch.float16, device)
+    call = (
+        (lambda: torch.ops.nvfp4.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale))
+        if entry == "op"
+        else (lambda: nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out))
+    )
+    with pytest.raises(nvfp4_gemm.UnsupportedDeviceError) as info:
+        call()
+    name = torch.cuda.get_device_name(device)
+    major, minor = torch.cuda.get_device_capability(device)
+    message = str(info.value)
+    print(message)
+    assert f"{name} (compute capability {major}.{minor})" in message
+    assert all(arch in message for arch in nvfp4_gemm.compiled_architectures())
+    torch.cuda.synchronize(device)  # nothing was launched, so nothing can fault
+    assert torch.isnan(out).all()
+
+
+# --- a GPU with kernels (Blackwell for the sm100 family) ---------------------------------------
+
+
+def check_exact(out, ops, out_dtype):
+    want = formats.reference_gemm(
+        ops.a.cpu(), ops.b.cpu(), ops.a_scale.cpu(), ops.b_scale.cpu(),
+        None if ops.alpha is None else ops.alpha.cpu(), out_dtype,
+    )
+    got = out.cpu()
+    assert torch.isfinite(got).all(), "NaN/Inf in output (unwritten or overflowed elements)"
+    torch.testing.assert_close(got.float(), want.float(), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("m,n,k", list(CORRECTNESS_SHAPES) + [s[:3] for s in RANKED_SHAPES])
+def test_task_shapes_exact(m, n, k):
+    device = supported_gpu_or_skip()
+    ops = random_operands(m, n, k, seed=m + n + k, device=device)
+    out = poisoned((m, n), torch.float16, device)
+    nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out)
+    check_exact(out, ops, torch.float16)
+
+
+@pytest.mark.parametrize("out_dtype", [torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("m,n,k,l", [(1, 8, 32, None), (7, 24, 96, None), (129, 136, 288, None), (300, 264, 544, 3)])
+def test_residues_dtypes_alpha_batches(m, n, k, l, out_dtype):
+    device = supported_gpu_or_skip()
+    ops = random_operands(m, n, k, l, seed=m * n + k, device=device, with_alpha=True, padding_byte=0x38)
+    shape = (m, n) if l is None else (l, m, n)
+    out = poisoned(shape, out_dtype, device)
+    nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out=out)
+    check_exact(out, ops, out_dtype)
+    again = torch.ops.nvfp4.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out_dtype)
+    assert torch.equal(again, out), "repeated runs must be bitwise identical"
+
+
+def test_runs_on_the_current_stream():
+    device = supported_gpu_or_skip()
+    ops = random_operands(256, 512, 1024, seed=3, device=device)
+    stream = torch.cuda.Stream(device)
+    with torch.cuda.stream(stream):
+        out = torch.ops.nvfp4.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale)
+    stream.synchronize()
+    check_exact(out, ops, torch.float16)

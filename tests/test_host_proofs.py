@@ -1,0 +1,94 @@
+"""Proof without a Blackwell GPU: the launcher's own argument builder, evaluated on the CPU.
+
+For every sm100 registry entry, `scale_offsets` reads the scale layouts (CUTLASS's
+Sm1xxBlkScaledConfig) out of the very arguments the launch builds, and `host_reference` runs
+CUTLASS's host GEMM (cutlass/util/reference/host/gett.hpp) over host copies of the operands with
+those arguments' strides and layouts. A wrong scale layout, operand stride, batch stride or B
+orientation in the launcher makes these tests fail.
+"""
+
+import pytest
+import torch
+
+from nvfp4_gemm import _C, formats
+from nvfp4_gemm.testing import random_operands
+
+from conftest import sm100_kernels
+
+KERNELS = [(name, dtype) for name, dtype, major in _C.kernels() if major == 10]
+
+
+@pytest.fixture(autouse=True)
+def _needs_sm100():
+    sm100_kernels()
+
+
+def expected_offsets(rows, k, l):
+    """Where formats.to_blocked puts logical scale (l, row, k_block), by tagging each with its index."""
+    ids = torch.arange(1, l * rows * (k // 16) + 1, dtype=torch.int64).reshape(l, rows, k // 16)
+    blocked = formats.to_blocked(ids)
+    positions = torch.nonzero(blocked, as_tuple=True)[0]
+    offsets = torch.empty(ids.numel(), dtype=torch.int64)
+    offsets[blocked[positions] - 1] = positions
+    return offsets
+
+
+@pytest.mark.parametrize("name,dtype", KERNELS or [("none", "none")])
+@pytest.mark.parametrize("operand", [0, 1], ids=["a_scale", "b_scale"])
+@pytest.mark.parametrize("rows", [1, 100, 128, 129, 300])
+@pytest.mark.parametrize("k,l", [(32, 1), (96, 3), (160, 1), (448, 3)])  # K/16 = 2, 6, 10, 28: not multiples of 4
+def test_scale_offsets_match_blocked_layout(name, dtype, operand, rows, k, l):
+    kernel = _C.lookup(name, dtype)
+    got = torch.full((l * rows * (k // 16),), -1, dtype=torch.int64)
+    kernel.scale_offsets(operand, rows, k, l, got.data_ptr())
+    assert torch.equal(got, expected_offsets(rows, k, l))
+
+
+SHAPES = [
+    # (m, n, k, l)
+    (1, 8, 32, 1),
+    (129, 24, 96, 1),  # M residue past one 128-row tile, N = 8 * 3, K = 32 * 3
+    (64, 40, 160, 1),  # N = 8 * 5, K = 32 * 5
+    (200, 136, 288, 1),  # N = 8 * 17 (past a 128-column tile), K = 32 * 9
+    (33, 16, 64, 3),  # batched: per-matrix operand and scale strides
+    (130, 8, 544, 2),
+]
+
+
+@pytest.mark.parametrize("name,dtype", KERNELS or [("none", "none")])
+@pytest.mark.parametrize("m,n,k,l", SHAPES)
+def test_cutlass_host_reference_equals_exact_reference(name, dtype, m, n, k, l):
+    kernel = _C.lookup(name, dtype)
+    ops = random_operands(m, n, k, l, seed=m * 1000 + n + k + l, with_alpha=True, padding_byte=0x38)
+    got = torch.full((l, m, n), float("nan"), dtype=torch.float64)
+    alpha = ops.alpha.item()
+    kernel.host_reference(
+        ops.a.data_ptr(), ops.b.data_ptr(), ops.a_scale.data_ptr(), ops.b_scale.data_ptr(), got.data_ptr(),
+        m, n, k, l, alpha,
+    )
+    want = formats.reference_gemm_float64(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha)
+    # Both sums are exact in float64 for this data (12-bit products, scales 2**-4..2**4), so the
+    # CUTLASS host GEMM over the launcher's layouts must agree bit for bit, before and after the
+    # single rounding to the kernel's output dtype.
+    assert torch.equal(got, want)
+    out_dtype = getattr(torch, dtype)
+    assert torch.equal(formats.round_once(got, out_dtype), formats.round_once(want, out_dtype))
+    assert want.abs().max() > 0
+
+
+@pytest.mark.parametrize("name,dtype", KERNELS or [("none", "none")])
+def test_cutlass_can_implement_agrees_with_python_predicate(name, dtype):
+    from nvfp4_gemm.configs import load_table
+
+    config = load_table().by_name(name)
+    gen = torch.Generator().manual_seed(7)
+    for _ in range(300):
+        m = int(torch.randint(1, 600, (), generator=gen))
+        n = int(torch.randint(1, 600, (), generator=gen))
+        k = 16 * int(torch.randint(1, 40, (), generator=gen))
+        l = int(torch.randint(1, 4, (), generator=gen))
+        python_ok = config.supports(m, n, k, l, dtype) is None
+        cutlass_ok = _C.lookup(name, dtype).can_implement(m, n, k, l) is None
+        # CUTLASS's can_implement checks alignment; the Python predicate must never accept what
+        # CUTLASS rejects (that would turn into a launch error instead of a clear Python one).
+        assert cutlass_ok or not python_ok, (m, n, k, l)

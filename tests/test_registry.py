@@ -1,0 +1,76 @@
+"""One config table, many consumers: the table, the generated registry and the Python list agree."""
+
+import pytest
+
+from nvfp4_gemm import _C, candidates, configs
+from nvfp4_gemm.configs import OUT_DTYPES, load_table
+
+
+def test_registry_matches_table():
+    table = load_table()
+    families_built = {entry[2] for entry in _C.kernels()}
+    expected = {
+        (c.name, dtype, c.sm_major) for c in table.configs if c.sm_major in families_built for dtype in OUT_DTYPES
+    }
+    assert set(_C.kernels()) == expected
+    assert len(_C.kernels()) == len(expected)  # no duplicates
+    # the default build carries every family in the table (a smaller NVFP4_GEMM_CUDA_ARCHS build would not)
+    assert families_built == {c.sm_major for c in table.configs}
+
+
+def test_python_candidates_are_the_table_rows():
+    table = load_table()
+    assert candidates(10) == tuple(c for c in table.configs if c.family == "sm100")
+
+
+def test_lookup_is_by_name_and_unknown_names_fail():
+    name = load_table().configs[0].name
+    kernel = _C.lookup(name, "bfloat16")
+    assert (kernel.config_name, kernel.out_dtype) == (name, "bfloat16")
+    with pytest.raises(KeyError, match="carries no kernel sm100_nope for float16"):
+        _C.lookup("sm100_nope", "float16")
+    with pytest.raises(ValueError, match="out_dtype must be float16, bfloat16 or float32"):
+        _C.lookup(name, "float64")
+
+
+@pytest.mark.parametrize(
+    "row,message",
+    [
+        ({"tile": [64, 128, 256]}, "sm100 tile must be M in"),
+        ({"tile": [256, 128, 256], "cluster": [1, 1], "name": "sm100_2sm_256x128x256_c1x1"}, "needs an even cluster M"),
+        ({"cluster": [8, 1]}, "cluster dims must be 1..4"),
+        ({"name": "fast_kernel"}, "name must say what the config is"),
+        ({"family": "sm75"}, "family must be one of"),
+    ],
+)
+def test_table_loader_rejects_bad_rows(tmp_path, row, message):
+    base = {"name": "sm100_1sm_128x128x256_c1x1", "family": "sm100", "tile": [128, 128, 256], "cluster": [1, 1]}
+    base.update(row)
+    lines = ["schema = 1", "kernels_per_translation_unit = 3", "[[config]]"]
+    for key, value in base.items():
+        lines.append(f"{key} = {value!r}".replace("'", '"'))
+    path = tmp_path / "configs.toml"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=message):
+        configs.load_table(path)
+
+
+def test_generator_writes_only_changed_files(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(configs.__file__).resolve().parents[2] / "csrc" / "generate_kernels.py"
+    if not script.is_file():
+        pytest.skip("source tree not present (installed wheel only)")
+    spec = importlib.util.spec_from_file_location("generate_kernels", script)
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    sources = generator.generate(configs.table_path(), tmp_path, ["100f"])
+    stamps = {p: p.stat().st_mtime_ns for p in sources}
+    generator.generate(configs.table_path(), tmp_path, ["100f"])
+    assert {p: p.stat().st_mtime_ns for p in sources} == stamps
+    text = "".join(p.read_text() for p in sources if p.suffix == ".cu")
+    for config in load_table().configs:
+        for dtype in OUT_DTYPES:
+            assert f'"{config.name}", OutDtype::k' in text
+    assert "nullptr" in (tmp_path / "kernel_table.cpp").read_text()

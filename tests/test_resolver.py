@@ -1,0 +1,51 @@
+"""The resolver: a valid config for every valid shape, explained."""
+
+import pytest
+import torch
+
+import nvfp4_gemm
+from nvfp4_gemm.configs import OUT_DTYPES, shape_rule_violation
+
+
+def test_resolves_ranked_shapes_for_the_b200_model():
+    for m, n, k in [(128, 7168, 16384), (128, 4096, 7168), (128, 7168, 2048)]:
+        config = nvfp4_gemm.resolve(m, n, k)
+        assert config.family == "sm100"
+        assert config.supports(m, n, k, 1, "float16") is None
+
+
+def test_explain_says_why():
+    resolution = nvfp4_gemm.resolve(128, 7168, 2048, explain=True)
+    assert resolution.config.name in resolution.reason
+    assert "M=128 N=7168 K=2048 L=1 float16" in resolution.reason
+
+
+def test_log_config_prints_once_per_shape(monkeypatch, capsys):
+    monkeypatch.setenv("NVFP4_GEMM_LOG_CONFIG", "1")
+    for _ in range(3):
+        nvfp4_gemm.resolve(256, 1024, 512, 2, torch.bfloat16)
+    lines = [l for l in capsys.readouterr().out.splitlines() if "[nvfp4_gemm]" in l]
+    assert len(lines) == 1 and "M=256 N=1024 K=512 L=2 bfloat16" in lines[0]
+
+
+def test_random_valid_shapes_always_get_a_config_that_supports_them():
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(500):
+        m = int(torch.randint(1, 20000, (), generator=gen))
+        n = 4 * int(torch.randint(1, 5000, (), generator=gen))
+        k = 32 * int(torch.randint(1, 600, (), generator=gen))
+        l = int(torch.randint(1, 9, (), generator=gen))
+        dtype = OUT_DTYPES[int(torch.randint(0, 3, (), generator=gen))]
+        if shape_rule_violation(m, n, k, l, dtype):
+            with pytest.raises(ValueError, match="no config can run"):
+                nvfp4_gemm.resolve(m, n, k, l, getattr(torch, dtype))
+            continue
+        config = nvfp4_gemm.resolve(m, n, k, l, getattr(torch, dtype))
+        assert config.supports(m, n, k, l, dtype) is None
+
+
+def test_unknown_family_is_a_clear_error():
+    from nvfp4_gemm import resolver
+
+    with pytest.raises(nvfp4_gemm.UnsupportedDeviceError, match="no kernel family for compute capability 9.x"):
+        resolver._resolve(128, 128, 128, 1, "float16", 9)

@@ -1,0 +1,72 @@
+"""The built extension carries Blackwell cubins whose SASS holds the NVFP4 block-scaled MMA.
+
+`UTCOMMA.4X` is tcgen05.mma with block scaling at four scale factors per 64 K-elements, i.e. one
+e4m3 scale per 16 FP4 values (NVFP4); an MXFP4 (32-element) kernel would show 2X, a plain FP8
+kernel no UTCOMMA at all. cuobjdump comes from the test extras (nvidia-cuda-cuobjdump), because
+the toolkit on a build box may not have it; its absence is a failure, not a skip.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from nvfp4_gemm import _C
+
+from conftest import sm100_kernels
+
+
+def cuobjdump() -> str:
+    try:
+        import nvidia
+
+        for root in nvidia.__path__:
+            for candidate in Path(root).glob("cu*/bin/cuobjdump"):
+                if os.access(candidate, os.X_OK):
+                    return str(candidate)
+    except ImportError:
+        pass
+    found = shutil.which("cuobjdump")
+    if found is None:
+        pytest.fail("cuobjdump not found: install the test extras (pip install .[test])")
+    return found
+
+
+@pytest.fixture(scope="module")
+def sass_by_function():
+    sm100_kernels()
+    text = subprocess.run([cuobjdump(), "--dump-sass", _C.__file__], check=True, capture_output=True, text=True).stdout
+    functions = {}
+    arch = None
+    current = None
+    for line in text.splitlines():
+        arch_match = re.match(r"\s*arch = (sm_\w+)", line)
+        if arch_match:
+            arch = arch_match.group(1)
+        func_match = re.match(r"\s*Function : (\S+)", line)
+        if func_match:
+            current = (arch, func_match.group(1))
+            functions[current] = []
+        elif current is not None:
+            functions[current].append(line)
+    return {key: "\n".join(lines) for key, lines in functions.items()}
+
+
+def test_every_compiled_architecture_has_gemm_kernels(sass_by_function):
+    archs = {arch for arch, _ in sass_by_function}
+    assert set(_C.compiled_architectures()) <= archs, (archs, _C.compiled_architectures())
+
+
+def test_gemm_kernels_use_nvfp4_block_scaled_mma(sass_by_function):
+    sm100_count = len([k for k in _C.kernels() if k[2] == 10])
+    for arch in _C.compiled_architectures():
+        gemms = {name: body for (a, name), body in sass_by_function.items() if a == arch and "GemmUniversal" in name}
+        # one device kernel per registry entry (config x out dtype)
+        assert len(gemms) == sm100_count, (arch, len(gemms), sm100_count)
+        for name, body in gemms.items():
+            assert re.search(r"\bUTCOMMA\.4X\b", body), f"{arch} {name[:80]}... lacks UTCOMMA.4X"
+            # operands arrive through TMA (UTMALDG) and block scales through tensor memory (UTCCP)
+            assert "UTMALDG" in body and "UTCCP" in body, f"{arch} {name[:80]}... lacks TMA loads or scale copies"
