@@ -107,22 +107,23 @@ class Kernel {
     return std::string(status.message);
   }
 
-  std::size_t workspace_bytes(int m, int n, int k, int l, int device) const {
+  std::size_t workspace_bytes(int m, int n, int k, int l, int split_k, int device) const {
     GemmProblem p;
     p.m = m;
     p.n = n;
     p.k = k;
     p.l = l;
     make_current(device);
-    return entry_->workspace_bytes(p, device, sm_count(device));
+    return entry_->workspace_bytes(p, device, sm_count(device), split_k);
   }
 
   void run(std::uintptr_t a, std::uintptr_t b, std::uintptr_t a_scale, std::uintptr_t b_scale,
            std::uintptr_t out, std::uintptr_t alpha, int m, int n, int k, int l,
-           std::uintptr_t workspace, std::size_t workspace_capacity, int device,
+           int split_k, std::uintptr_t workspace, std::size_t workspace_capacity, int device,
            std::uintptr_t stream) const {
     make_current(device);
     LaunchContext ctx;
+    ctx.split_k = split_k;
     ctx.workspace = as_ptr<void>(workspace);
     ctx.workspace_capacity = workspace_capacity;
     ctx.device_id = device;
@@ -136,6 +137,7 @@ class Kernel {
   }
 
   void scale_offsets(int operand, int rows, int k, int l, std::uintptr_t offsets) const {
+    if (entry_->scale_offsets == nullptr) throw py::type_error("this kernel family has no scale_offsets hook");
     if (operand != 0 && operand != 1) throw py::value_error("operand must be 0 (a) or 1 (b)");
     if (rows < 1 || k < 16 || k % 16 || l < 1) {
       throw py::value_error("scale_offsets needs rows >= 1, l >= 1 and k a positive multiple of 16");
@@ -147,6 +149,7 @@ class Kernel {
   void host_reference(std::uintptr_t a, std::uintptr_t b, std::uintptr_t a_scale,
                       std::uintptr_t b_scale, std::uintptr_t out, int m, int n, int k, int l,
                       double alpha) const {
+    if (entry_->host_reference == nullptr) throw py::type_error("this kernel family has no host_reference hook");
     py::gil_scoped_release release;
     entry_->host_reference(make_problem(a, b, a_scale, b_scale, out, 0, m, n, k, l), alpha,
                            as_ptr<double>(out));
@@ -198,10 +201,11 @@ PYBIND11_MODULE(_C, m) {
       .def("can_implement", &Kernel::can_implement, py::arg("m"), py::arg("n"), py::arg("k"),
            py::arg("l"), "None if CUTLASS accepts the problem, else why not (host only).")
       .def("workspace_bytes", &Kernel::workspace_bytes, py::arg("m"), py::arg("n"), py::arg("k"),
-           py::arg("l"), py::arg("device"))
+           py::arg("l"), py::arg("split_k"), py::arg("device"))
       .def("run", &Kernel::run, py::arg("a"), py::arg("b"), py::arg("a_scale"), py::arg("b_scale"),
            py::arg("out"), py::arg("alpha"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("l"),
-           py::arg("workspace"), py::arg("workspace_capacity"), py::arg("device"), py::arg("stream"),
+           py::arg("split_k"), py::arg("workspace"), py::arg("workspace_capacity"), py::arg("device"),
+           py::arg("stream"),
            "Launch on `stream` of `device`; pointers are device addresses, alpha 0 means 1.")
       .def("scale_offsets", &Kernel::scale_offsets, py::arg("operand"), py::arg("rows"), py::arg("k"),
            py::arg("l"), py::arg("offsets"),

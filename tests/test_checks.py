@@ -133,14 +133,14 @@ def test_pointer_alignment_rule():
 
 
 def test_unsupported_gpu_message(monkeypatch):
-    """The message for a GPU the wheel has no kernel for, with an H200's answers patched in."""
+    """The message for a GPU the wheel has no kernel for, with an A100's answers patched in."""
     from nvfp4_gemm import ops
 
-    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda index=None: (9, 0))
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index=None: "NVIDIA H200")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda index=None: (8, 0))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index=None: "NVIDIA A100-SXM4-80GB")
     with pytest.raises(nvfp4_gemm.UnsupportedDeviceError) as info:
         ops._check_device_supported(0)
     message = str(info.value)
-    assert "NVIDIA H200 (compute capability 9.0) on cuda:0" in message
+    assert "NVIDIA A100-SXM4-80GB (compute capability 8.0) on cuda:0" in message
     for arch in nvfp4_gemm.compiled_architectures():
         assert arch in message

@@ -90,9 +90,9 @@ def test_python_api_rejects_unknown_config_on_cpu_free_of_launch():
         nvfp4_gemm.gemm(ops.a[:, :24].contiguous(), ops.b[:, :24].contiguous(), ops.a_scale, ops.b_scale, config="x")
 
 
-def competition_tuple(m, n, k, l, seed):
+def competition_tuple(m, n, k, l, seed, device="cpu"):
     """Build the GPU MODE harness's tuple the way the harness lays it out."""
-    ops = random_operands(m, n, k, l, seed=seed)
+    ops = random_operands(m, n, k, l, seed=seed, device=device)
     a = ops.a.view(torch.float4_e2m1fn_x2).permute(1, 2, 0)  # (M, K/2, L)
     b = ops.b.view(torch.float4_e2m1fn_x2).permute(1, 2, 0)
     padded_m, cols = formats.blocked_scale_shape(m, k)
@@ -103,7 +103,7 @@ def competition_tuple(m, n, k, l, seed):
     sfb_permuted = sfb_buffer.permute(3, 4, 1, 5, 2, 0)
     sfa = formats.from_blocked(ops.a_scale, m, k, l).permute(1, 2, 0)  # plain (M, K/16, L), unused
     sfb = formats.from_blocked(ops.b_scale, n, k, l).permute(1, 2, 0)
-    c = torch.full((l, m, n), float("nan"), dtype=torch.float16).permute(1, 2, 0)
+    c = torch.full((l, m, n), float("nan"), dtype=torch.float16, device=device).permute(1, 2, 0)
     return (a, b, sfa, sfb, sfa_permuted, sfb_permuted, c), ops
 
 

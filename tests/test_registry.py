@@ -65,9 +65,9 @@ def test_generator_writes_only_changed_files(tmp_path):
     spec = importlib.util.spec_from_file_location("generate_kernels", script)
     generator = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(generator)
-    sources = generator.generate(configs.table_path(), tmp_path, ["100f"])
+    sources = generator.generate(configs.table_path(), tmp_path, ["100f", "90a"])
     stamps = {p: p.stat().st_mtime_ns for p in sources}
-    generator.generate(configs.table_path(), tmp_path, ["100f"])
+    generator.generate(configs.table_path(), tmp_path, ["100f", "90a"])
     assert {p: p.stat().st_mtime_ns for p in sources} == stamps
     text = "".join(p.read_text() for p in sources if p.suffix == ".cu")
     for config in load_table().configs:

@@ -47,5 +47,35 @@ def test_random_valid_shapes_always_get_a_config_that_supports_them():
 def test_unknown_family_is_a_clear_error():
     from nvfp4_gemm import resolver
 
-    with pytest.raises(nvfp4_gemm.UnsupportedDeviceError, match="no kernel family for compute capability 9.x"):
-        resolver._resolve(128, 128, 128, 1, "float16", 9)
+    with pytest.raises(nvfp4_gemm.UnsupportedDeviceError, match="no kernel family for compute capability 8.x"):
+        resolver._resolve(128, 128, 128, 1, "float16", 8, 108, None)
+
+
+def hopper_resolution(m, n, k, l=1):
+    from nvfp4_gemm import resolver
+
+    return resolver._resolve(m, n, k, l, "float16", 9, 132, None)
+
+
+@pytest.mark.parametrize("m,tile", [(1, 16), (16, 16), (17, 32), (64, 64), (65, 128), (128, 128), (2304, 128)])
+def test_hopper_token_tile_is_the_smallest_covering_m(m, tile):
+    assert hopper_resolution(m, 4096, 4096).config.tile[0] == tile
+
+
+def test_hopper_split_k_model():
+    # 128 x 7168 x 16384 on 132 SMs: 56 tiles, 2 CTAs per SM -> 264 // 56 = 4 splits
+    resolution = hopper_resolution(128, 7168, 16384)
+    assert resolution.split_k == 4 and "split_k=4" in resolution.reason
+    # K = 256 has only 2 stages of 128: no split (each split needs >= 4 stages)
+    assert hopper_resolution(128, 7168, 256).split_k == 1
+    # enough tiles to fill the GPU: no split
+    assert hopper_resolution(2304, 4608, 7168).split_k == 1
+
+
+def test_pinned_config_is_checked():
+    from nvfp4_gemm import resolver
+
+    with pytest.raises(ValueError, match="runs on compute capability 10.x, not 9.x"):
+        resolver._resolve(128, 128, 128, 1, "float16", 9, 132, "sm100_1sm_128x128x256_c1x1")
+    pinned = resolver._resolve(128, 256, 1024, 1, "float16", 9, 132, "sm90_dequant_16x128x128_splitk")
+    assert pinned.config.name == "sm90_dequant_16x128x128_splitk" and "pinned" in pinned.reason

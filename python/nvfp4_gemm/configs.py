@@ -27,12 +27,18 @@ OUT_ALIGNMENT = {"float16": 8, "bfloat16": 8, "float32": 4}
 K_ALIGNMENT = 32
 
 # Compute-capability major each kernel family runs on.
-FAMILY_SM_MAJOR = {"sm100": 10}
+FAMILY_SM_MAJOR = {"sm100": 10, "sm90": 9}
 
 # CUTLASS 4.2 sm100 block-scaled MMA shapes (cutlass/gemm/collective/builders/sm100_blockscaled_*).
 _SM100_TILE_M = {128: "1sm", 256: "2sm"}
 _SM100_TILE_N = (64, 128, 192, 256)
 _SM100_TILE_K = (256,)
+
+# sm90 dequantizing kernel (csrc/include/nvfp4_gemm/sm90/dequant_gemm.cuh): tile M = tokens per CTA,
+# N = 128 weight rows (4 warps x 32), K = 128-element pipeline stages; split-K chosen at run time.
+_SM90_TILE_M = (16, 32, 64, 128)
+_SM90_TILE_N = (128,)
+_SM90_TILE_K = (128,)
 
 _TABLE_NAME = "configs.toml"
 
@@ -54,6 +60,11 @@ class Config:
     @property
     def two_sm(self) -> bool:
         return self.family == "sm100" and self.tile[0] == 256
+
+    @property
+    def split_k(self) -> bool:
+        """Whether the kernel takes a run-time split-K count (chosen by the resolver)."""
+        return self.family == "sm90"
 
     def supports(self, m: int, n: int, k: int, l: int, out_dtype: str) -> Optional[str]:
         """None if this config can run the problem, else the rule it breaks (a sentence)."""
@@ -88,7 +99,9 @@ def shape_rule_violation(m: int, n: int, k: int, l: int, out_dtype: str) -> Opti
 
 
 def _config_name(family: str, tile: tuple[int, int, int], cluster: tuple[int, int]) -> str:
-    sms = _SM100_TILE_M[tile[0]]
+    if family == "sm90":
+        return f"sm90_dequant_{tile[0]}x{tile[1]}x{tile[2]}_splitk"
+    sms = _SM100_TILE_M.get(tile[0], "?sm")
     return f"{family}_{sms}_{tile[0]}x{tile[1]}x{tile[2]}_c{cluster[0]}x{cluster[1]}"
 
 
@@ -101,15 +114,24 @@ def _check_row(row: dict, index: int) -> Config:
     cluster = tuple(int(x) for x in row["cluster"])
     if len(tile) != 3 or len(cluster) != 2:
         raise ValueError(f"{where}: tile is [M, N, K] and cluster is [M, N]")
-    if tile[0] not in _SM100_TILE_M or tile[1] not in _SM100_TILE_N or tile[2] not in _SM100_TILE_K:
-        raise ValueError(
-            f"{where}: sm100 tile must be M in {sorted(_SM100_TILE_M)}, N in {_SM100_TILE_N}, "
-            f"K in {_SM100_TILE_K}; got {list(tile)}"
-        )
-    if not all(1 <= c <= 4 for c in cluster):
-        raise ValueError(f"{where}: cluster dims must be 1..4, got {list(cluster)}")
-    if tile[0] == 256 and cluster[0] % 2:
-        raise ValueError(f"{where}: a 2SM tile (M=256) needs an even cluster M, got {cluster[0]}")
+    if family == "sm100":
+        if tile[0] not in _SM100_TILE_M or tile[1] not in _SM100_TILE_N or tile[2] not in _SM100_TILE_K:
+            raise ValueError(
+                f"{where}: sm100 tile must be M in {sorted(_SM100_TILE_M)}, N in {_SM100_TILE_N}, "
+                f"K in {_SM100_TILE_K}; got {list(tile)}"
+            )
+        if not all(1 <= c <= 4 for c in cluster):
+            raise ValueError(f"{where}: cluster dims must be 1..4, got {list(cluster)}")
+        if tile[0] == 256 and cluster[0] % 2:
+            raise ValueError(f"{where}: a 2SM tile (M=256) needs an even cluster M, got {cluster[0]}")
+    else:
+        if tile[0] not in _SM90_TILE_M or tile[1] not in _SM90_TILE_N or tile[2] not in _SM90_TILE_K:
+            raise ValueError(
+                f"{where}: sm90 tile must be M in {_SM90_TILE_M}, N in {_SM90_TILE_N}, K in {_SM90_TILE_K}; "
+                f"got {list(tile)}"
+            )
+        if cluster != (1, 1):
+            raise ValueError(f"{where}: the sm90 kernel uses no clusters: cluster must be [1, 1]")
     expected = _config_name(family, tile, cluster)
     if row["name"] != expected:
         raise ValueError(f"{where}: name must say what the config is: expected {expected!r}")

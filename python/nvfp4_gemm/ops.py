@@ -31,6 +31,7 @@ _ARCH_CAPABILITIES = {
     "sm_100f": ((10, 0), (10, 3)),
     "sm_103a": ((10, 3),),
     "sm_103f": ((10, 3),),
+    "sm_90a": ((9, 0),),
 }
 
 
@@ -48,11 +49,12 @@ def supported_capabilities() -> list[tuple[int, int]]:
 @dataclass(frozen=True)
 class _Plan:
     kernel: "_C.Kernel"
+    split_k: int
     workspace_bytes: int
 
 
 _plans: dict[tuple, _Plan] = {}
-_workspaces: dict[int, torch.Tensor] = {}
+_workspaces: dict[tuple[int, int], torch.Tensor] = {}
 
 
 def _device_index(device: torch.device) -> int:
@@ -76,31 +78,30 @@ def _check_device_supported(index: int) -> None:
 def _make_plan(index: int, shape: GemmShape, out_dtype: torch.dtype, config_name: Optional[str]) -> _Plan:
     _check_device_supported(index)
     dtype_name = OUT_DTYPE_NAMES[out_dtype]
-    if config_name is None:
-        config_name = resolve(shape.m, shape.n, shape.k, shape.l, out_dtype, torch.device("cuda", index)).name
+    device = torch.device("cuda", index)
+    resolution = resolve(shape.m, shape.n, shape.k, shape.l, out_dtype, device, explain=True, config=config_name)
+    name = resolution.config.name
     try:
-        kernel = _C.lookup(config_name, dtype_name)
+        kernel = _C.lookup(name, dtype_name)
     except KeyError:
-        names = sorted({name for name, _, _ in _C.kernels()})
-        raise ValueError(f"config {config_name!r} is not in this build; it carries: {', '.join(names)}") from None
-    capability = torch.cuda.get_device_capability(index)
-    if kernel.sm_major != capability[0]:
-        raise ValueError(
-            f"config {config_name!r} runs on compute capability {kernel.sm_major}.x, "
-            f"but cuda:{index} is {capability[0]}.{capability[1]}"
-        )
+        names = sorted({entry[0] for entry in _C.kernels()})
+        raise ValueError(f"config {name!r} is not in this build; it carries: {', '.join(names)}") from None
     rejection = kernel.can_implement(shape.m, shape.n, shape.k, shape.l)
     if rejection is not None:
-        raise ValueError(f"config {config_name!r} cannot run M={shape.m} N={shape.n} K={shape.k} L={shape.l}: {rejection}")
-    return _Plan(kernel=kernel, workspace_bytes=kernel.workspace_bytes(shape.m, shape.n, shape.k, shape.l, index))
+        raise ValueError(f"config {name!r} cannot run M={shape.m} N={shape.n} K={shape.k} L={shape.l}: {rejection}")
+    workspace = kernel.workspace_bytes(shape.m, shape.n, shape.k, shape.l, resolution.split_k, index)
+    return _Plan(kernel=kernel, split_k=resolution.split_k, workspace_bytes=workspace)
 
 
-def _workspace(index: int, nbytes: int) -> torch.Tensor:
-    # One buffer per device, grown when a plan needs more, never freed: no allocation per call.
-    buffer = _workspaces.get(index)
+def _workspace(index: int, stream: int, nbytes: int) -> torch.Tensor:
+    # One zeroed buffer per (device, stream), grown when a plan needs more, never freed: no
+    # allocation per call, and no two streams share split-K counters. Kernels leave the counters
+    # zero again when they finish.
+    key = (index, stream)
+    buffer = _workspaces.get(key)
     if buffer is None or buffer.numel() < nbytes:
-        buffer = torch.empty(nbytes, dtype=torch.uint8, device=torch.device("cuda", index))
-        _workspaces[index] = buffer
+        buffer = torch.zeros(nbytes, dtype=torch.uint8, device=torch.device("cuda", index))
+        _workspaces[key] = buffer
     return buffer
 
 
@@ -132,15 +133,16 @@ def _launch_cuda(
     if alpha is not None:
         named["alpha"] = alpha
     check_pointer_alignment(named)
+    stream = _current_stream(index)
     workspace_ptr, workspace_capacity = 0, 0
     if plan.workspace_bytes:
-        workspace = _workspace(index, plan.workspace_bytes)
+        workspace = _workspace(index, stream, plan.workspace_bytes)
         workspace_ptr, workspace_capacity = workspace.data_ptr(), workspace.numel()
     plan.kernel.run(
         a.data_ptr(), b.data_ptr(), a_scale.data_ptr(), b_scale.data_ptr(), out.data_ptr(),
         0 if alpha is None else alpha.data_ptr(),
-        shape.m, shape.n, shape.k, shape.l,
-        workspace_ptr, workspace_capacity, index, _current_stream(index),
+        shape.m, shape.n, shape.k, shape.l, plan.split_k,
+        workspace_ptr, workspace_capacity, index, stream,
     )
 
 

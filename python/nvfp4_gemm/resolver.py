@@ -21,6 +21,16 @@ __all__ = ["Resolution", "UnsupportedDeviceError", "candidates", "resolve"]
 
 # The family a device without an explicit one (device=None) is modelled on: the B200.
 _DEFAULT_SM_MAJOR = 10
+# Multiprocessors assumed when no device is given: B200 (148) and H100/H200 SXM (132), per NVIDIA's
+# datasheets; a real device's own count replaces these.
+_MODEL_SM_COUNT = {10: 148, 9: 132}
+
+# sm90 split-K model (csrc/include/nvfp4_gemm/sm90/dequant_gemm.cuh):
+#   * resident CTAs per SM: __launch_bounds__(256, 2) and <= 104 KB of shared memory per CTA -> 2;
+#   * a split should fill the 4-stage cp.async pipeline, so it gets at least 4 K stages of 128.
+_SM90_CTAS_PER_SM = 2
+_SM90_MIN_STAGES_PER_SPLIT = 4
+_SM90_STAGE_K = 128
 
 
 class UnsupportedDeviceError(RuntimeError):
@@ -30,6 +40,7 @@ class UnsupportedDeviceError(RuntimeError):
 @dataclass(frozen=True)
 class Resolution:
     config: Config
+    split_k: int  # K partitions the launch uses (1 for kernels without split-K)
     reason: str
 
 
@@ -43,13 +54,15 @@ def candidates(sm_major: int = _DEFAULT_SM_MAJOR) -> tuple[Config, ...]:
     return tuple(c for c in _table().configs if c.sm_major == sm_major)
 
 
-def _sm_major(device: Optional[Union[torch.device, str, int]]) -> int:
+def _device_facts(device: Optional[Union[torch.device, str, int]]) -> tuple[int, int]:
+    """(compute capability major, multiprocessor count) of `device`, or of the B200 model."""
     if device is None:
-        return _DEFAULT_SM_MAJOR
+        return _DEFAULT_SM_MAJOR, _MODEL_SM_COUNT[_DEFAULT_SM_MAJOR]
     device = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
     if device.type != "cuda":
         raise ValueError(f"device must be a CUDA device (or None for the B200 model), got {device}")
-    return torch.cuda.get_device_capability(device)[0]
+    properties = torch.cuda.get_device_properties(device)
+    return properties.major, properties.multi_processor_count
 
 
 def resolve(
@@ -61,41 +74,79 @@ def resolve(
     device: Optional[Union[torch.device, str, int]] = None,
     *,
     explain: bool = False,
+    config: Optional[str] = None,
 ) -> Union[Config, Resolution]:
     """The config that runs (m, n, k, l) with `out_dtype` output on `device`.
 
     `device=None` resolves for a B200-class GPU (compute capability 10.x) without touching CUDA.
-    With `explain=True` returns a `Resolution` (config and a sentence saying why).
+    With `explain=True` returns a `Resolution` (config, split-K count and a sentence saying why).
+    `config` pins the config by name; the split-K count is still chosen for it.
     """
-    resolution = _resolve(m, n, k, l, OUT_DTYPE_NAMES.get(out_dtype, str(out_dtype)), _sm_major(device))
+    sm_major, sm_count = _device_facts(device)
+    resolution = _resolve(m, n, k, l, OUT_DTYPE_NAMES.get(out_dtype, str(out_dtype)), sm_major, sm_count, config)
     if os.environ.get("NVFP4_GEMM_LOG_CONFIG") == "1":
-        _log_once(m, n, k, l, out_dtype, resolution)
+        _log_once(resolution)
     return resolution if explain else resolution.config
 
 
+def _sm90_split_k(config: Config, m: int, n: int, k: int, l: int, sm_count: int) -> tuple[int, str]:
+    tiles = -(-n // config.tile[1]) * -(-m // config.tile[0]) * l
+    stages = -(-k // _SM90_STAGE_K)
+    slots = _SM90_CTAS_PER_SM * sm_count
+    split_k = max(1, min(stages // _SM90_MIN_STAGES_PER_SPLIT, slots // tiles))
+    return split_k, (
+        f"split_k={split_k}: {tiles} output tiles on {sm_count} SMs x {_SM90_CTAS_PER_SM} CTAs, "
+        f"{stages} K stages (>= {_SM90_MIN_STAGES_PER_SPLIT} per split)"
+    )
+
+
+def _pick(family_configs: tuple[Config, ...], m: int, n: int, k: int, l: int, out_dtype: str) -> tuple[Config, str]:
+    rejected = []
+    supported = []
+    for config in family_configs:
+        violation = config.supports(m, n, k, l, out_dtype)
+        if violation is None:
+            supported.append(config)
+        else:
+            rejected.append(f"{config.name}: {violation}")
+    if not supported:
+        raise ValueError(f"no config can run M={m} N={n} K={k} L={l} {out_dtype}: " + "; ".join(rejected))
+    if supported[0].family == "sm90":
+        # Every CTA dequantizes its whole token slice: the smallest token tile that covers M (up to
+        # 128) wastes the least MMA work on padding rows and repeats the least dequantization.
+        covering = [c for c in supported if c.tile[0] >= min(m, 128)]
+        choice = min(covering, key=lambda c: c.tile[0])
+        return choice, f"smallest token tile covering M={m} (tile M = {choice.tile[0]})"
+    if len(supported) == 1:
+        return supported[0], "the only config of its family that runs the shape"
+    return supported[0], f"first config in table order that runs the shape ({len(rejected)} rejected)"
+
+
 @lru_cache(maxsize=None)
-def _resolve(m: int, n: int, k: int, l: int, out_dtype: str, sm_major: int) -> Resolution:
+def _resolve(
+    m: int, n: int, k: int, l: int, out_dtype: str, sm_major: int, sm_count: int, pinned: Optional[str]
+) -> Resolution:
     family_configs = candidates(sm_major)
     if not family_configs:
         families = ", ".join(f"{f} (compute capability {v}.x)" for f, v in FAMILY_SM_MAJOR.items())
         raise UnsupportedDeviceError(
             f"no kernel family for compute capability {sm_major}.x; the config table covers {families}"
         )
-    rejected = []
-    for config in family_configs:
+    if pinned is not None:
+        config = _table().by_name(pinned)
+        if config.sm_major != sm_major:
+            raise ValueError(f"config {pinned!r} runs on compute capability {config.sm_major}.x, not {sm_major}.x")
         violation = config.supports(m, n, k, l, out_dtype)
-        if violation is None:
-            others = len(family_configs) - 1
-            why = (
-                f"{config.name}: the only sm{sm_major}x config in the table"
-                if others == 0
-                else f"{config.name}: first config in table order that supports the shape ({len(rejected)} rejected)"
-            )
-            return Resolution(config=config, reason=f"M={m} N={n} K={k} L={l} {out_dtype} -> {why}; {config.why}")
-        rejected.append(f"{config.name}: {violation}")
-    raise ValueError(f"no config can run M={m} N={n} K={k} L={l} {out_dtype}: " + "; ".join(rejected))
+        if violation is not None:
+            raise ValueError(f"config {pinned!r} cannot run M={m} N={n} K={k} L={l} {out_dtype}: {violation}")
+        why = "pinned by the caller"
+    else:
+        config, why = _pick(family_configs, m, n, k, l, out_dtype)
+    split_k, split_why = _sm90_split_k(config, m, n, k, l, sm_count) if config.split_k else (1, "no split-K")
+    reason = f"M={m} N={n} K={k} L={l} {out_dtype} -> {config.name}, {split_why}: {why}; {config.why}"
+    return Resolution(config=config, split_k=split_k, reason=reason)
 
 
 @lru_cache(maxsize=None)
-def _log_once(m: int, n: int, k: int, l: int, out_dtype: torch.dtype, resolution: Resolution) -> None:
+def _log_once(resolution: Resolution) -> None:
     print(f"[nvfp4_gemm] {resolution.reason}", flush=True)

@@ -17,6 +17,7 @@ struct LaunchContext {
   std::size_t workspace_capacity = 0;
   int device_id = 0;  // the launch device, already current on the calling thread
   int sm_count = 0;   // its multiprocessor count, read once per device by the caller
+  int split_k = 1;    // K partitions (kernels without split-K reject anything but 1)
   cudaStream_t stream = nullptr;
 };
 
@@ -33,10 +34,11 @@ struct KernelEntry {
 
   // Host-only: whether the kernel's own can_implement accepts the problem (no device touched).
   LaunchStatus (*can_implement)(const GemmProblem&);
-  std::size_t (*workspace_bytes)(const GemmProblem&, int device_id, int sm_count);
+  std::size_t (*workspace_bytes)(const GemmProblem&, int device_id, int sm_count, int split_k);
   LaunchStatus (*launch)(const GemmProblem&, const LaunchContext&);
 
-  // Test hooks. Both build the kernel's arguments with the launcher's own code and read them back.
+  // Test hooks (nullptr where a family has none). Both build the kernel's arguments with the
+  // launcher's own code and read them back.
   // scale_offsets: element offset of logical scale (l, row, k_block) for every l, row, k_block,
   // row-major over (l, rows, k / 16), written to `offsets`.
   void (*scale_offsets)(ScaleOperand, int rows, int k, int l, std::int64_t* offsets);

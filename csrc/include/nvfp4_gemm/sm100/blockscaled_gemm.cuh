@@ -116,11 +116,12 @@ struct BlockScaledGemm {
     return {};
   }
 
-  static std::size_t workspace_bytes(const GemmProblem& p, int device_id, int sm_count) {
+  static std::size_t workspace_bytes(const GemmProblem& p, int device_id, int sm_count, int /*split_k*/) {
     return Gemm::get_workspace_size(make_arguments(p, device_id, sm_count));
   }
 
   static LaunchStatus launch(const GemmProblem& p, const LaunchContext& ctx) {
+    if (ctx.split_k != 1) return {false, "this data-parallel kernel takes split_k = 1 only"};
     Arguments args = make_arguments(p, ctx.device_id, ctx.sm_count);
     if (Gemm::can_implement(args) != cutlass::Status::kSuccess) {
       return {false, "CUTLASS can_implement rejected the problem (alignment or shape)"};

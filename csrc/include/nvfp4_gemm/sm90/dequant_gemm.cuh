@@ -1,0 +1,469 @@
+// Hopper (sm_90a) NVFP4 x NVFP4 GEMM: FP4 values and their e4m3 scales are turned into exact fp16
+// in registers and fed to fp16 tensor-core MMAs with FP32 accumulation.
+//
+// Why it is exact: e2m1 x e4m3 has at most 6 significant bits and lies in [2^-10, 2688], so it is
+// an fp16 value; so is that value times 2^-7 (>= 2^-17, a multiple of fp16's 2^-24 quantum). The
+// tensor cores multiply fp16 pairs exactly into FP32. Only the summation order differs from the
+// reference.
+//
+// Shape of the work (M tokens are few, N weights are many):
+//   * the MMA's "A" operand (16 rows, from registers) is the weight tile b, the "B" operand (8
+//     columns) the tokens a, so out^T tiles are computed and stored transposed;
+//   * a CTA covers 128 weight rows x kTileM tokens; 8 warps as 4 (weights, 32 rows) x 2 (tokens);
+//   * K runs in stages of 128 elements through a kStages-deep cp.async pipeline of raw bytes;
+//   * weights are dequantized per warp straight from ldmatrix fragments of the raw bytes; tokens once
+//     per CTA stage into an fp16 shared buffer that all weight warps read;
+//   * inside a thread, the K order of the 8 elements of a 32-bit word is permuted (pairs (i, i+4)),
+//     identically for both operands, so no shuffles are needed: a dot product does not care about
+//     the order of its terms, only that both sides agree and each term has its own scale;
+//   * split-K over gridDim.z with a deterministic reduction: every split writes its FP32 partial
+//     tile to the workspace; the last split to arrive (per-tile counter) adds them in split order.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "nvfp4_gemm/kernel_entry.h"
+#include "nvfp4_gemm/problem.h"
+
+namespace nvfp4_gemm::sm90 {
+
+namespace detail {
+
+constexpr int kThreads = 256;
+constexpr int kTileN = 128;         // weight rows per CTA
+constexpr int kStageK = 128;        // FP4 elements per pipeline stage
+constexpr int kStageBytes = 64;     // raw bytes per row per stage
+constexpr int kScaleChunk = 512;    // one 128x4 tile of the blocked scale layout
+constexpr int kScaleBytes = 2 * kScaleChunk;  // a stage spans 8 scale columns = 2 tiles
+// The fp16 values carry a 2^-7 factor each (see dequant): 2^14 for the product, undone in the epilogue.
+constexpr float kProductRescale = 16384.0f;
+
+__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16-byte async copy; `bytes` < 16 zero-fills the rest (0 for rows past M or N, or K past the end).
+__device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* smem) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(smem)));
+}
+
+__device__ __forceinline__ void mma_f16(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                        std::uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// One e4m3 scale byte -> fp16x2 (both lanes) of scale * 2^7. e4m3 values are exact in fp16 and
+// the product with 2^7 stays below 65504 (448 * 128 = 57344).
+__device__ __forceinline__ std::uint32_t scale_to_half2(std::uint32_t scale_byte) {
+  std::uint32_t pair = scale_byte | (scale_byte << 8);
+  std::uint32_t h2;
+  asm("{\n .reg .b16 s;\n cvt.u16.u32 s, %1;\n cvt.rn.f16x2.e4m3x2 %0, s;\n}\n" : "=r"(h2) : "r"(pair));
+  const __half2 scaled = __hmul2(*reinterpret_cast<__half2*>(&h2), __half2half2(__ushort_as_half(0x5800)));
+  return *reinterpret_cast<const std::uint32_t*>(&scaled);
+}
+
+// Eight e2m1 codes in a 32-bit word (element i = nibble i) -> four fp16x2, pair i = (element i,
+// element i + 4), each value = e2m1 * scale * 2^-7. The e2m1 bits (sign, 2 exponent, 1 mantissa)
+// placed at fp16 bits 15 and 11..9 read as e2m1 * 2^-14, subnormal codes included; `scale2` holds
+// scale * 2^7.
+__device__ __forceinline__ void dequant8(std::uint32_t x, std::uint32_t scale2, std::uint32_t (&out)[4]) {
+  const __half2 s = *reinterpret_cast<const __half2*>(&scale2);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    // nibble i -> bits 15..12 of the low half, nibble i + 4 -> bits 31..28 of the high half
+    const std::uint32_t q = x << (12 - 4 * i);
+    const std::uint32_t bits = (q & 0x80008000u) | ((q >> 3) & 0x0E000E00u);
+    const __half2 v = __hmul2(*reinterpret_cast<const __half2*>(&bits), s);
+    out[i] = *reinterpret_cast<const std::uint32_t*>(&v);
+  }
+}
+
+// Offset of a scale byte inside a stage's two 512-byte tiles (row 0..127 of the 128-row tile,
+// column 0..7 of the stage): the cuBLAS 128x4 blocked layout.
+__device__ __forceinline__ int stage_scale_offset(int row, int col) {
+  return (col >> 2) * kScaleChunk + (row & 31) * 16 + (row >> 5) * 4 + (col & 3);
+}
+
+template <class T>
+__device__ __forceinline__ T convert_out(float v);
+template <>
+__device__ __forceinline__ __half convert_out<__half>(float v) { return __float2half_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 convert_out<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <>
+__device__ __forceinline__ float convert_out<float>(float v) { return v; }
+
+}  // namespace detail
+
+// Everything a launch needs, by value (kernel parameter).
+struct DequantGemmParams {
+  const std::uint8_t* a;
+  const std::uint8_t* b;
+  const std::uint8_t* a_scale;
+  const std::uint8_t* b_scale;
+  void* out;
+  const float* alpha;
+  float* partials;          // split_k > 1: [l][split][m][n] FP32
+  unsigned int* counters;   // split_k > 1: one per output tile, zero between launches
+  int m, n, k, l;
+  int split_k;
+  int stages_total;         // ceil(k / 128)
+  long long a_scale_batch;  // bytes of blocked scales per batch
+  long long b_scale_batch;
+  int scale_cols_padded;    // round_up(k / 16, 4)
+};
+
+template <int kTileM, int kStages, class ElementOut>
+struct DequantGemmKernel {
+  static_assert(kTileM == 16 || kTileM == 32 || kTileM == 64 || kTileM == 128, "token tile is 16, 32, 64 or 128");
+  static constexpr int kWarpTokens = kTileM / 2;      // tokens per warp (2 warps along tokens)
+  static constexpr int kTokenTiles = kWarpTokens / 8;  // n8 MMA tiles per warp
+  static constexpr int kRawW = detail::kTileN * detail::kStageBytes;
+  static constexpr int kRawA = kTileM * detail::kStageBytes;
+  static constexpr int kStageSmem = kRawW + kRawA + 2 * detail::kScaleBytes;
+  static constexpr int kTokenBuffer = kTileM * detail::kStageK * 2;  // fp16 tokens of one stage
+  static constexpr int kTilePitch = detail::kTileN + 4;  // floats per token row of the epilogue tile
+  static constexpr int kEpilogueSmem = kTileM * kTilePitch * 4;  // FP32 tile, reuses the pipeline
+  static constexpr int kMainSmem = kStages * kStageSmem + kTokenBuffer;
+  static constexpr int kSmemBytes = kMainSmem > kEpilogueSmem ? kMainSmem : kEpilogueSmem;
+};
+
+template <int kTileM, int kStages, class ElementOut>
+__global__ void __launch_bounds__(detail::kThreads, 2)
+    dequant_gemm_kernel(const DequantGemmParams p) {
+  using namespace detail;
+  using K = DequantGemmKernel<kTileM, kStages, ElementOut>;
+  extern __shared__ __align__(128) std::uint8_t smem[];
+
+  const int tid = threadIdx.x;
+  const int warp = tid >> 5;
+  const int lane = tid & 31;
+  const int g = lane >> 2;  // MMA fragment row group
+  const int t = lane & 3;   // MMA fragment thread-in-group
+  const int warp_n = warp & 3;   // 32 weight rows each
+  const int warp_m = warp >> 2;  // kTileM / 2 tokens each
+
+  const int n0 = blockIdx.x * kTileN;
+  const int m0 = blockIdx.y * kTileM;
+  const int batch = blockIdx.z / p.split_k;
+  const int split = blockIdx.z % p.split_k;
+  const int stage_begin = static_cast<int>(static_cast<long long>(p.stages_total) * split / p.split_k);
+  const int stage_end = static_cast<int>(static_cast<long long>(p.stages_total) * (split + 1) / p.split_k);
+  const int num_stages = stage_end - stage_begin;
+
+  const int k_bytes = p.k / 2;
+  const std::uint8_t* a_batch = p.a + static_cast<long long>(batch) * p.m * k_bytes;
+  const std::uint8_t* b_batch = p.b + static_cast<long long>(batch) * p.n * k_bytes;
+  const int scale_tiles_per_row_block = p.scale_cols_padded / 4;
+  // The 128-row tile of the blocked scales that holds this CTA's rows.
+  const std::uint8_t* a_scale_rows =
+      p.a_scale + batch * p.a_scale_batch + static_cast<long long>(m0 / 128) * scale_tiles_per_row_block * kScaleChunk;
+  const std::uint8_t* b_scale_rows =
+      p.b_scale + batch * p.b_scale_batch + static_cast<long long>(n0 / 128) * scale_tiles_per_row_block * kScaleChunk;
+  const int a_scale_row0 = m0 % 128;  // first token row of this CTA inside its 128-row scale tile
+
+  auto stage_ptr = [&](int slot) { return smem + slot * K::kStageSmem; };
+  std::uint8_t* token_half = smem + kStages * K::kStageSmem;
+
+  // Issue the copies of stage `s` (absolute) into pipeline slot `slot`.
+  auto load_stage = [&](int s, int slot) {
+    std::uint8_t* base = stage_ptr(slot);
+    const int k_byte0 = s * kStageBytes;
+    // weights: 128 rows x 4 chunks of 16 bytes; chunk index swizzled against ldmatrix bank conflicts
+    for (int i = tid; i < kTileN * 4; i += kThreads) {
+      const int row = i >> 2, chunk = i & 3;
+      const int gk = k_byte0 + chunk * 16;
+      const bool valid = (n0 + row < p.n) && (gk < k_bytes);
+      const std::uint8_t* src = b_batch + (valid ? static_cast<long long>(n0 + row) * k_bytes + gk : 0);
+      cp_async_16(base + row * kStageBytes + ((chunk ^ ((row >> 1) & 3)) << 4), src, valid ? 16 : 0);
+    }
+    std::uint8_t* raw_a = base + K::kRawW;
+    for (int i = tid; i < kTileM * 4; i += kThreads) {
+      const int row = i >> 2, chunk = i & 3;
+      const int gk = k_byte0 + chunk * 16;
+      const bool valid = (m0 + row < p.m) && (gk < k_bytes);
+      const std::uint8_t* src = a_batch + (valid ? static_cast<long long>(m0 + row) * k_bytes + gk : 0);
+      cp_async_16(raw_a + row * kStageBytes + chunk * 16, src, valid ? 16 : 0);
+    }
+    // scales: the stage's 8 columns are 2 consecutive 512-byte tiles (the second may lie past K)
+    std::uint8_t* scale_b = raw_a + K::kRawA;
+    std::uint8_t* scale_a = scale_b + kScaleBytes;
+    for (int i = tid; i < 2 * (kScaleBytes / 16); i += kThreads) {
+      const int which = i / (kScaleBytes / 16);  // 0: weights, 1: tokens
+      const int offset = (i % (kScaleBytes / 16)) * 16;
+      const int tile = 2 * s + offset / kScaleChunk;
+      const bool valid = tile < scale_tiles_per_row_block;
+      const std::uint8_t* rows = which == 0 ? b_scale_rows : a_scale_rows;
+      const std::uint8_t* src = rows + (valid ? static_cast<long long>(2 * s) * kScaleChunk + offset : 0);
+      cp_async_16((which == 0 ? scale_b : scale_a) + offset, src, valid ? 16 : 0);
+    }
+  };
+
+  float acc[2][K::kTokenTiles][4];
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int j = 0; j < K::kTokenTiles; ++j)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[i][j][c] = 0.0f;
+
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < num_stages) load_stage(stage_begin + s, s);
+    cp_async_commit();
+  }
+
+  for (int it = 0; it < num_stages; ++it) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();  // stage `it` landed for every thread; the token buffer's readers are done
+    {
+      const int next = it + kStages - 1;
+      if (next < num_stages) load_stage(stage_begin + next, next % kStages);
+      cp_async_commit();
+    }
+    const std::uint8_t* base = stage_ptr(it % kStages);
+    const std::uint8_t* raw_a = base + K::kRawW;
+    const std::uint8_t* scale_b = raw_a + K::kRawA;
+    const std::uint8_t* scale_a = scale_b + kScaleBytes;
+
+    // Tokens: raw 16-byte chunks -> fp16 in the permuted K order the weight fragments use, stored
+    // row-major (tokens x 128) with 16-byte chunks swizzled by row for conflict-free ldmatrix.
+    for (int i = tid; i < kTileM * 4; i += kThreads) {
+      const int row = i >> 2, seg = i & 3;
+      const uint4 raw = *reinterpret_cast<const uint4*>(raw_a + row * kStageBytes + seg * 16);
+      const std::uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
+      std::uint8_t* dst_row = token_half + row * (kStageK * 2);
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {
+        const int col = 2 * seg + (w >> 1);  // scale column of elements 32 seg + 8 w .. + 7
+        const std::uint32_t scale2 = scale_to_half2(scale_a[stage_scale_offset(a_scale_row0 + row, col)]);
+        std::uint32_t h[4];
+        dequant8(words[w], scale2, h);
+#pragma unroll
+        for (int pair = 0; pair < 4; ++pair) {
+          // virtual K position of pair `pair` of word `w` in segment `seg` (see the weights' loop)
+          const int v = seg * 32 + (pair >> 1) * 16 + (pair & 1) * 8 + 2 * w;
+          const int chunk = (v >> 3) ^ (row & 7);
+          *reinterpret_cast<std::uint32_t*>(dst_row + chunk * 16 + (v & 7) * 2) = h[pair];
+        }
+      }
+    }
+    __syncthreads();  // token buffer ready
+
+#pragma unroll
+    for (int seg = 0; seg < 4; ++seg) {
+      // Weights: ldmatrix.x4 over raw bytes = rows 0-7, 8-15 of m16 tiles 0 and 1 at 16-byte segment
+      // `seg`; thread (g, t) gets bytes 4t..4t+3 = elements 32 seg + 8t .. + 7 of its row.
+      std::uint32_t raw[4];
+      {
+        const int row = warp_n * 32 + (lane & 7) + ((lane >> 3) << 3);  // matrix lane>>3 holds rows 8*(lane>>3)..
+        ldmatrix_x4(raw, base + row * kStageBytes + ((seg ^ ((row >> 1) & 3)) << 4));
+      }
+      std::uint32_t a_frag[2][4][4];  // [m16 tile][pair][row half: 0 = rows g, 1 = rows g + 8]
+#pragma unroll
+      for (int mat = 0; mat < 4; ++mat) {
+        const int row = warp_n * 32 + mat * 8 + g;
+        const int col = 2 * seg + (t >> 1);
+        const std::uint32_t scale2 = scale_to_half2(scale_b[stage_scale_offset(row, col)]);
+        std::uint32_t h[4];
+        dequant8(raw[mat], scale2, h);
+#pragma unroll
+        for (int pair = 0; pair < 4; ++pair) a_frag[mat >> 1][pair][mat & 1] = h[pair];
+      }
+      // MMA k16 step `step` of this segment: a0/a1 = pair 2*step (virtual k 2t, 2t+1) of rows g/g+8,
+      // a2/a3 = pair 2*step+1 (virtual k 2t+8, 2t+9).
+      std::uint32_t a[2][2][4];  // [step][m16 tile][register]
+#pragma unroll
+      for (int step = 0; step < 2; ++step)
+#pragma unroll
+        for (int tile = 0; tile < 2; ++tile) {
+          a[step][tile][0] = a_frag[tile][2 * step][0];
+          a[step][tile][1] = a_frag[tile][2 * step][1];
+          a[step][tile][2] = a_frag[tile][2 * step + 1][0];
+          a[step][tile][3] = a_frag[tile][2 * step + 1][1];
+        }
+#pragma unroll
+      for (int nt = 0; nt < K::kTokenTiles; ++nt) {
+        // tokens: one ldmatrix.x4 = virtual k 0-7, 8-15 (step 0) and 16-23, 24-31 (step 1) of an n8 tile
+        const int token = warp_m * K::kWarpTokens + nt * 8 + (lane & 7);
+        const int v = seg * 32 + (lane >> 3) * 8;
+        std::uint32_t bfrag[4];
+        ldmatrix_x4(bfrag, token_half + token * (kStageK * 2) + (((v >> 3) ^ (token & 7)) << 4));
+#pragma unroll
+        for (int step = 0; step < 2; ++step) {
+          mma_f16(acc[0][nt], a[step][0], bfrag[2 * step], bfrag[2 * step + 1]);
+          mma_f16(acc[1][nt], a[step][1], bfrag[2 * step], bfrag[2 * step + 1]);
+        }
+      }
+    }
+  }
+  cp_async_wait<0>();
+  __syncthreads();  // pipeline drained; its shared memory becomes the epilogue tile
+
+  // Accumulators -> FP32 tile [token][weight] in shared memory.
+  float* tile = reinterpret_cast<float*>(smem);
+  constexpr int kTilePitch = K::kTilePitch;
+#pragma unroll
+  for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < K::kTokenTiles; ++nt)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int weight = warp_n * 32 + mt * 16 + g + (c >> 1) * 8;
+        const int token = warp_m * K::kWarpTokens + nt * 8 + 2 * t + (c & 1);
+        tile[token * kTilePitch + weight] = acc[mt][nt][c];
+      }
+  __syncthreads();
+
+  const float scale = (p.alpha != nullptr ? *p.alpha : 1.0f) * kProductRescale;
+  ElementOut* out = static_cast<ElementOut*>(p.out) + static_cast<long long>(batch) * p.m * p.n;
+  const int tile_id = (batch * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+
+  if (p.split_k > 1) {
+    // Publish this split's partial tile, then let the last split of the tile reduce all of them in
+    // split order (the same order whatever order the splits finished in: bitwise reproducible).
+    float* partial = p.partials + (static_cast<long long>(batch) * p.split_k + split) * p.m * p.n;
+    for (int i = tid; i < kTileM * (kTileN / 4); i += kThreads) {
+      const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
+      if (m0 + token < p.m && n0 + col < p.n) {
+        *reinterpret_cast<float4*>(partial + static_cast<long long>(m0 + token) * p.n + n0 + col) =
+            *reinterpret_cast<const float4*>(tile + token * kTilePitch + col);
+      }
+    }
+    __threadfence();
+    __syncthreads();
+    __shared__ unsigned int arrived;
+    if (tid == 0) arrived = atomicAdd(p.counters + tile_id, 1u);
+    __syncthreads();
+    if (arrived != static_cast<unsigned int>(p.split_k - 1)) return;
+    __threadfence();
+    for (int i = tid; i < kTileM * (kTileN / 4); i += kThreads) {
+      const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
+      if (m0 + token < p.m && n0 + col < p.n) {
+        float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int s = 0; s < p.split_k; ++s) {
+          const float* src = p.partials + (static_cast<long long>(batch) * p.split_k + s) * p.m * p.n +
+                             static_cast<long long>(m0 + token) * p.n + n0 + col;
+          const float4 v = __ldcg(reinterpret_cast<const float4*>(src));
+          sum.x += v.x;
+          sum.y += v.y;
+          sum.z += v.z;
+          sum.w += v.w;
+        }
+        *reinterpret_cast<float4*>(tile + token * kTilePitch + col) = sum;
+      }
+    }
+    if (tid == 0) p.counters[tile_id] = 0;  // ready for the next launch (and CUDA-graph replays)
+    __syncthreads();
+  }
+
+  // FP32 tile -> output rows, 4 elements per thread per step (N is a multiple of 4 or 8).
+  for (int i = tid; i < kTileM * (kTileN / 4); i += kThreads) {
+    const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
+    if (m0 + token < p.m && n0 + col < p.n) {
+      const float* src = tile + token * kTilePitch + col;
+      ElementOut* dst = out + static_cast<long long>(m0 + token) * p.n + n0 + col;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dst[e] = convert_out<ElementOut>(src[e] * scale);
+    }
+  }
+}
+
+// Host side: the launcher and its registry hooks for one (token tile, out dtype).
+template <int kTileM, class ElementOut>
+struct DequantGemm {
+  static constexpr int kStages = 4;
+  using Shape = DequantGemmKernel<kTileM, kStages, ElementOut>;
+
+  static int stages_total(const GemmProblem& p) { return (p.k + detail::kStageK - 1) / detail::kStageK; }
+  static int tiles(const GemmProblem& p) {
+    return ((p.n + detail::kTileN - 1) / detail::kTileN) * ((p.m + kTileM - 1) / kTileM) * p.l;
+  }
+
+  static LaunchStatus can_implement(const GemmProblem& p) {
+    if (p.m < 1 || p.n < 1 || p.l < 1 || p.k < 32 || p.k % 32 != 0) {
+      return {false, "needs M, N, L >= 1 and K a positive multiple of 32"};
+    }
+    if (p.n % 4 != 0) return {false, "needs N a multiple of 4"};
+    return {};
+  }
+
+  static std::size_t workspace_bytes(const GemmProblem& p, int /*device_id*/, int /*sm_count*/, int split_k) {
+    if (split_k <= 1) return 0;
+    const std::size_t counters = (static_cast<std::size_t>(tiles(p)) * sizeof(unsigned int) + 255) / 256 * 256;
+    return counters + static_cast<std::size_t>(p.l) * split_k * p.m * p.n * sizeof(float);
+  }
+
+  static LaunchStatus launch(const GemmProblem& p, const LaunchContext& ctx) {
+    LaunchStatus ok = can_implement(p);
+    if (!ok.ok) return ok;
+    const int split_k = ctx.split_k < 1 ? 1 : ctx.split_k;
+    if (split_k > stages_total(p)) return {false, "split_k larger than the number of 128-element K stages"};
+    if (workspace_bytes(p, ctx.device_id, ctx.sm_count, split_k) > ctx.workspace_capacity) {
+      return {false, "workspace smaller than the kernel needs"};
+    }
+    DequantGemmParams params{};
+    params.a = static_cast<const std::uint8_t*>(p.a);
+    params.b = static_cast<const std::uint8_t*>(p.b);
+    params.a_scale = static_cast<const std::uint8_t*>(p.a_scale_blocked);
+    params.b_scale = static_cast<const std::uint8_t*>(p.b_scale_blocked);
+    params.out = p.out;
+    params.alpha = p.alpha;
+    params.m = p.m;
+    params.n = p.n;
+    params.k = p.k;
+    params.l = p.l;
+    params.split_k = split_k;
+    params.stages_total = stages_total(p);
+    params.scale_cols_padded = (p.k / 16 + 3) / 4 * 4;
+    params.a_scale_batch = static_cast<long long>((p.m + 127) / 128 * 128) * params.scale_cols_padded;
+    params.b_scale_batch = static_cast<long long>((p.n + 127) / 128 * 128) * params.scale_cols_padded;
+    if (split_k > 1) {
+      const std::size_t counters = (static_cast<std::size_t>(tiles(p)) * sizeof(unsigned int) + 255) / 256 * 256;
+      params.counters = static_cast<unsigned int*>(ctx.workspace);
+      params.partials = reinterpret_cast<float*>(static_cast<std::uint8_t*>(ctx.workspace) + counters);
+    }
+    auto kernel = dequant_gemm_kernel<kTileM, kStages, ElementOut>;
+    // Above 48 KB a kernel must opt in to its dynamic shared memory; once per process is enough.
+    static const cudaError_t attribute_status =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::kSmemBytes);
+    if (attribute_status != cudaSuccess) return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
+    const dim3 grid((p.n + detail::kTileN - 1) / detail::kTileN, (p.m + kTileM - 1) / kTileM, p.l * split_k);
+    kernel<<<grid, detail::kThreads, Shape::kSmemBytes, ctx.stream>>>(params);
+    if (cudaGetLastError() != cudaSuccess) return {false, "kernel launch failed"};
+    return {};
+  }
+};
+
+}  // namespace nvfp4_gemm::sm90
+
+namespace nvfp4_gemm::sm90 {
+
+template <class Kernel>
+constexpr KernelEntry make_entry(const char* config_name, OutDtype out_dtype) {
+  return KernelEntry{config_name,          out_dtype,       /*sm_major=*/9,
+                     &Kernel::can_implement, &Kernel::workspace_bytes, &Kernel::launch,
+                     /*scale_offsets=*/nullptr, /*host_reference=*/nullptr};
+}
+
+}  // namespace nvfp4_gemm::sm90
