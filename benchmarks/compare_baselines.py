@@ -1,6 +1,6 @@
 """Time nvfp4_gemm against the vendor baselines on the present GPU, ranked shapes by default.
 
-Each shape is first checked against the exact reference (rtol = atol = 1e-3), then timed with
+Each shape is first checked against the exact reference (nvfp4_gemm.testing.earned_tolerance), then timed with
 nvfp4_gemm.timing (CUDA events, L2 flushed before each call, warm-up, median). Baselines in the same
 run, on operands dequantized ahead of time (their preprocessing is not timed):
   Hopper:    cuBLAS bf16 matmul; cuBLAS fp8 (e4m3) with row-wise scales via torch._scaled_mm.
@@ -20,7 +20,7 @@ import torch
 import nvfp4_gemm
 from nvfp4_gemm import formats
 from nvfp4_gemm.task_shapes import RANKED_SHAPES
-from nvfp4_gemm.testing import random_operands
+from nvfp4_gemm.testing import check_against_reference, random_operands
 from nvfp4_gemm.timing import geomean, time_cuda
 
 # Measured on our H200 (2026-11-21, issue 4): device-to-device copy bandwidth and the bf16 matmul rate.
@@ -41,14 +41,14 @@ def run_shape(m: int, n: int, k: int, seed: int) -> dict:
     ops = random_operands(m, n, k, seed=seed, device="cuda")
     out = torch.full((m, n), float("nan"), dtype=torch.float16, device="cuda")
     nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out)
-    want = formats.reference_gemm(ops.a, ops.b, ops.a_scale, ops.b_scale)
-    verified = bool(torch.isfinite(out).all()) and bool(torch.isclose(out.float(), want.float(), rtol=1e-3, atol=1e-3).all())
+    verified, check = check_against_reference(out, ops, roundings=k // 16 + k // 128 + 2)
 
     resolution = nvfp4_gemm.resolve(m, n, k, 1, torch.float16, "cuda", explain=True)
     ours = time_cuda(lambda: nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out))
     row = {
         "shape": [m, n, k],
         "verified": verified,
+        "check": check,
         "config": resolution.config.name,
         "split_k": resolution.split_k,
         "nvfp4_gemm_us": ours.median_us,
@@ -83,6 +83,8 @@ def main(argv=None) -> int:
     header = f"{'shape':>18} {'ok':>3} " + " ".join(f"{c:>22}" for c in columns)
     header += f" {'TB/s':>6} {'%mem':>6} {'TFLOP/s':>8} {'%bf16':>6}  config"
     print(header)
+    for r in rows:
+        print(f"  {'x'.join(map(str, r['shape']))}: {r['check']}")
     for r in rows:
         line = f"{'x'.join(map(str, r['shape'])):>18} {'yes' if r['verified'] else 'NO':>3} "
         line += " ".join(f"{r[c]:>22.2f}" for c in columns)

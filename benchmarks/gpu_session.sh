@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One call on a GPU machine without network (the H200 lent to this project): install carried
-# wheels, build, run the tests, the baselines comparison and compute-sanitizer; logs in $OUT.
+# wheels, build, run the tests, the baselines comparison and compute-sanitizer; logs in $OUT
+# (at most 8 files come back from the device tool, so logs are few).
 #   usage: bash benchmarks/gpu_session.sh [WHEEL_DIR]   (default .carry; holds nvidia-cutlass)
 set -uo pipefail
 OUT=${OUT:-/tmp/nvfp4_gemm_out}
@@ -10,28 +11,35 @@ export PYTHONUNBUFFERED=1
 
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$WHEELS"/*.whl || exit 1
 export PYTHONPATH=/tmp/site
-nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
+nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/env.txt"
+git log -1 --format='commit %H %cd' >> "$OUT/env.txt" 2>/dev/null
 rc=0
 
-build() {  # $1: NVFP4_GEMM_CUDA_ARCHS, $2: log name
+build() {  # $1: NVFP4_GEMM_CUDA_ARCHS
   local start=$(date +%s)
-  if ! NVFP4_GEMM_CUDA_ARCHS="$1" python3 -m pip install --no-build-isolation --no-deps -v . > "$OUT/$2.log" 2>&1; then
-    tail -60 "$OUT/$2.log"; return 1
+  if ! NVFP4_GEMM_CUDA_ARCHS="$1" python3 -m pip install --no-build-isolation --no-deps -v . > /tmp/build.log 2>&1; then
+    tail -60 /tmp/build.log | tee -a "$OUT/env.txt"; return 1
   fi
-  echo "build $1: $(( $(date +%s) - start )) s on $(nproc) cores" | tee -a "$OUT/build_time.txt"
+  grep -E "registers|spill" /tmp/build.log | sort | uniq -c >> "$OUT/env.txt"
+  echo "build $1: $(( $(date +%s) - start )) s on $(nproc) cores" | tee -a "$OUT/env.txt"
 }
 
-# 1. a Blackwell-only wheel on this Hopper GPU: the clear error, nothing launched
-if build "100f" build_blackwell_only; then
-  python3 -m pytest tests/test_gpu.py -q -rs -p no:cacheprovider -k "unsupported or mix" -s 2>&1 | tee "$OUT/pytest_unsupported.log" || rc=1
-else
-  rc=1
+if [ "${SKIP_BLACKWELL_ONLY:-0}" != 1 ]; then
+  # 1. a Blackwell-only wheel on this Hopper GPU: the clear error, nothing launched
+  if build "100f"; then
+    python3 -m pytest tests/test_gpu.py -q -rs -p no:cacheprovider -k "unsupported or mix" -s 2>&1 | tee "$OUT/pytest_unsupported.log" || rc=1
+  else
+    rc=1
+  fi
 fi
 
 # 2. the default wheel: the whole suite, then baselines and sanitizers
-build "100f;90a" build_default || exit 1
-python3 -m pytest tests -q -rs -p no:cacheprovider 2>&1 | tee "$OUT/pytest.log" || rc=1
+build "100f;90a" || exit 1
+python3 -m pytest tests -q -rs -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest.log" || rc=1
 python3 benchmarks/compare_baselines.py --json "$OUT/baselines.json" 2>&1 | tee "$OUT/baselines.log" || rc=1
-compute-sanitizer --tool memcheck --print-limit 20 python3 benchmarks/sanitize_cases.py > "$OUT/memcheck.log" 2>&1 || rc=1
-tail -4 "$OUT/memcheck.log"
+{
+  compute-sanitizer --tool memcheck --print-limit 20 python3 benchmarks/sanitize_cases.py || rc=1
+  compute-sanitizer --tool racecheck --print-limit 20 python3 benchmarks/sanitize_cases.py --first 2 || rc=1
+} > "$OUT/sanitizer.log" 2>&1
+grep -E "ERROR SUMMARY|RACECHECK SUMMARY|split_k" "$OUT/sanitizer.log"
 exit $rc

@@ -111,3 +111,36 @@ def test_random_operands_cover_all_codes_and_varied_scales():
     assert set(codes.unique().tolist()) == set(range(16))
     scales = formats.from_blocked(ops.b_scale, 128, 256).float()
     assert scales.unique().numel() > 20 and bool((scales > 0).all())
+
+
+def test_earned_tolerance_accepts_fp32_accumulation_and_rejects_errors():
+    from nvfp4_gemm.testing import check_against_reference
+
+    m, n, k = 64, 48, 2048
+    ops = random_operands(m, n, k, seed=6, with_alpha=True)
+    a64 = formats.dequantize(ops.a, ops.a_scale, torch.float64)
+    b64 = formats.dequantize(ops.b, ops.b_scale, torch.float64)
+    # A model of the kernels' arithmetic: exact 16-element MMA steps accumulated in FP32, then alpha.
+    steps = torch.einsum("mjc,njc->mnj", a64.view(m, k // 16, 16), b64.view(n, k // 16, 16))
+    acc = torch.zeros(m, n, dtype=torch.float32)
+    for j in range(k // 16):
+        acc = (acc.double() + steps[:, :, j]).float()
+    fp32_sum = acc * ops.alpha
+    roundings = k // 16 + 2
+    exact = formats.reference_gemm_float64(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha)
+    largest = tuple(int(i) for i in divmod(int(exact.abs().argmax()), n))
+    for out_dtype, corruption in ((torch.float16, 2 * 2.0**-10), (torch.bfloat16, 2 * 2.0**-7), (torch.float32, 1e-2)):
+        out = fp32_sum.to(out_dtype)
+        passed, summary = check_against_reference(out, ops, roundings=roundings)
+        assert passed, summary
+        bad = out.clone()
+        bad[largest] = (bad[largest].double() * (1 + corruption)).to(out_dtype)  # two output ulps (fp32: 1%)
+        assert not check_against_reference(bad, ops, roundings=roundings)[0], out_dtype
+    # a layout mistake (scales of the wrong rows) fails by far
+    swapped = formats.to_blocked(formats.from_blocked(ops.b_scale, n, k).flip(0))
+    wrong = formats.reference_gemm(ops.a, ops.b, ops.a_scale, swapped, ops.alpha)
+    assert not check_against_reference(wrong, ops, roundings=roundings)[0]
+    # NaN never passes
+    nan = fp32_sum.to(torch.float16)
+    nan[0, 0] = float("nan")
+    assert not check_against_reference(nan, ops, roundings=roundings)[0]

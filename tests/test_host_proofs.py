@@ -67,7 +67,7 @@ def test_cutlass_host_reference_equals_exact_reference(name, dtype, m, n, k, l):
         m, n, k, l, alpha,
     )
     want = formats.reference_gemm_float64(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha)
-    # Both sums are exact in float64 for this data (12-bit products, scales 2**-4..2**4), so the
+    # Both sums are exact in float64 for this data (12-bit products, scales 0.125..3.75), so the
     # CUTLASS host GEMM over the launcher's layouts must agree bit for bit, before and after the
     # single rounding to the kernel's output dtype.
     assert torch.equal(got, want)

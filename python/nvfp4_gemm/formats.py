@@ -22,7 +22,9 @@ __all__ = [
     "e2m1_to_float",
     "dequantize",
     "round_once",
+    "ulp",
     "reference_gemm",
+    "reference_gemm_float64",
 ]
 
 # Value of each 4-bit e2m1 code; bit 3 is the sign (code 8 is -0).
@@ -132,6 +134,13 @@ _ROUNDING = {
 }
 
 
+def ulp(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Spacing of `dtype` values at the float64 magnitudes |x| (subnormal spacing below the normal range)."""
+    mantissa_bits, min_exponent, _ = _ROUNDING[dtype]
+    _, exponent = torch.frexp(x.abs())
+    return torch.ldexp(torch.ones_like(x), (torch.clamp(exponent - 1, min=min_exponent) - mantissa_bits).to(x.dtype))
+
+
 def round_once(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """Round float64 values to `dtype` with one round-to-nearest-even step.
 
@@ -175,11 +184,19 @@ def reference_gemm_float64(
     a_scale: torch.Tensor,
     b_scale: torch.Tensor,
     alpha: Optional[torch.Tensor] = None,
+    *,
+    magnitude: bool = False,
 ) -> torch.Tensor:
-    """alpha * deq(a) @ deq(b).T accumulated in float64, before the output rounding."""
+    """alpha * deq(a) @ deq(b).T accumulated in float64, before the output rounding.
+
+    With `magnitude=True`: |alpha| * |deq(a)| @ |deq(b)|.T, the sum of the terms' magnitudes that
+    bounds how far a finite-precision accumulation can drift (see testing.earned_tolerance)."""
     a_values = dequantize(a, a_scale, torch.float64)
     b_values = dequantize(b, b_scale, torch.float64)
+    if magnitude:
+        a_values, b_values = a_values.abs(), b_values.abs()
     exact = torch.matmul(a_values, b_values.transpose(-1, -2))
     if alpha is not None:
-        exact = exact * alpha.to(torch.float64).reshape(())
+        factor = alpha.to(torch.float64).reshape(())
+        exact = exact * (factor.abs() if magnitude else factor)
     return exact
