@@ -42,4 +42,11 @@ python3 benchmarks/compare_baselines.py --json "$OUT/baselines.json" 2>&1 | tee 
   compute-sanitizer --tool racecheck --print-limit 20 python3 benchmarks/sanitize_cases.py --first 2 || rc=1
 } > "$OUT/sanitizer.log" 2>&1
 grep -E "ERROR SUMMARY|RACECHECK SUMMARY|split_k" "$OUT/sanitizer.log"
+if [ -n "${PROFILE_SHAPE:-}" ]; then  # where the time goes, from the hardware counters
+  ncu --clock-control none --kernel-name regex:dequant_gemm --launch-skip 2 --launch-count 1 \
+    --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
+    --section MemoryWorkloadAnalysis --section LaunchStats --section Occupancy \
+    python3 benchmarks/profile_one.py "$PROFILE_SHAPE" > "$OUT/ncu.txt" 2>&1 || rc=1
+  grep -E "Duration|Throughput|Issued Ipc|No Eligible|Registers|Achieved Occupancy|Stall" "$OUT/ncu.txt" | head -30
+fi
 exit $rc

@@ -1,0 +1,15 @@
+"""Run one shape a few times through torch.ops.nvfp4.gemm, for a profiler to attach to:
+    ncu --clock-control none --kernel-name regex:dequant_gemm --launch-skip 2 --launch-count 1 \\
+        python benchmarks/profile_one.py 128x7168x2048"""
+
+import sys
+
+import torch
+
+from nvfp4_gemm.testing import random_operands
+
+m, n, k = (int(x) for x in sys.argv[1].split("x"))
+ops = random_operands(m, n, k, seed=0, device="cuda")
+for _ in range(4):
+    torch.ops.nvfp4.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale)
+torch.cuda.synchronize()
