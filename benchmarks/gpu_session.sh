@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on a GPU machine without network (the H200 lent to this project): install carried
-# wheels, build, run the tests, the baselines comparison and compute-sanitizer; logs in $OUT
-# (at most 8 files come back from the device tool, so logs are few).
+# wheels, build, run the tests, the main job, the benchmark suite, the tuner and compute-sanitizer;
+# results in $OUT (at most 8 files come back from the device tool, so they are few).
+# Switches: SKIP_BLACKWELL_ONLY=1, TUNE=0, SANITIZE=0, PROFILE_SHAPE=MxNxK, PYTEST_ARGS=...
 #   usage: bash benchmarks/gpu_session.sh [WHEEL_DIR]   (default .carry; holds nvidia-cutlass)
 set -uo pipefail
 OUT=${OUT:-/tmp/nvfp4_gemm_out}
@@ -33,20 +34,29 @@ if [ "${SKIP_BLACKWELL_ONLY:-0}" != 1 ]; then
   fi
 fi
 
-# 2. the default wheel: the whole suite, then baselines and sanitizers
+# 2. the default wheel: the whole suite, the main job, the benchmark suite, the tuner
 build "100f;90a" || exit 1
 python3 -m pytest tests -q -rs -p no:cacheprovider ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest.log" || rc=1
-python3 benchmarks/compare_baselines.py --json "$OUT/baselines.json" 2>&1 | tee "$OUT/baselines.log" || rc=1
-{
-  compute-sanitizer --tool memcheck --print-limit 20 python3 benchmarks/sanitize_cases.py || rc=1
-  compute-sanitizer --tool racecheck --print-limit 20 python3 benchmarks/sanitize_cases.py --first 2 || rc=1
-} > "$OUT/sanitizer.log" 2>&1
-grep -E "ERROR SUMMARY|RACECHECK SUMMARY|split_k" "$OUT/sanitizer.log"
+python3 -m nvfp4_gemm --json "$OUT/main.json" --plot "$OUT/main.png" 2>&1 | tee "$OUT/main.log" || rc=1
+python3 -m pytest benchmarks -q -p no:cacheprovider --benchmark-json "$OUT/bench.json" \
+  --benchmark-columns=median,iqr,rounds 2>&1 | tail -45 | tee -a "$OUT/main.log" || rc=1
+if [ "${TUNE:-1}" = 1 ]; then
+  python3 -m nvfp4_gemm tune --out "$OUT/tuned.json" 2>&1 | grep -v "^  \[" | tee -a "$OUT/main.log" || rc=1
+  echo "--- main job again, resolver reading the tuned table" | tee -a "$OUT/main.log"
+  NVFP4_GEMM_TUNED_TABLE="$OUT/tuned.json" python3 -m nvfp4_gemm 2>&1 | tee -a "$OUT/main.log" || rc=1
+fi
+if [ "${SANITIZE:-1}" = 1 ]; then
+  {
+    compute-sanitizer --tool memcheck --print-limit 20 python3 benchmarks/sanitize_cases.py || rc=1
+    compute-sanitizer --tool racecheck --print-limit 20 python3 benchmarks/sanitize_cases.py --first 2 || rc=1
+  } > "$OUT/sanitizer.log" 2>&1
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|split_k" "$OUT/sanitizer.log"
+fi
 if [ -n "${PROFILE_SHAPE:-}" ]; then  # where the time goes, from the hardware counters
   ncu --clock-control none --kernel-name regex:dequant_gemm --launch-skip 2 --launch-count 1 \
     --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
     --section MemoryWorkloadAnalysis --section LaunchStats --section Occupancy \
     python3 benchmarks/profile_one.py "$PROFILE_SHAPE" > "$OUT/ncu.txt" 2>&1 || rc=1
-  grep -E "Duration|Throughput|Issued Ipc|No Eligible|Registers|Achieved Occupancy|Stall" "$OUT/ncu.txt" | head -30
+  grep -E "Duration|Throughput|Issued Ipc|No Eligible|Registers|Achieved Occupancy" "$OUT/ncu.txt" | head -30
 fi
 exit $rc

@@ -1,7 +1,13 @@
-"""`python -m nvfp4_gemm`: run one GEMM through torch.ops.nvfp4.gemm and check it.
+"""`python -m nvfp4_gemm` (also `nvfp4-gemm`): the main job.
 
-On a GPU this wheel has kernels for, the CUDA path runs; anywhere else the CPU reference path runs
-and the message says why. Exit status 1 if the result does not match the exact reference.
+    python -m nvfp4_gemm [--shapes MxNxK ...] [--json FILE] [--plot FILE]
+        On a GPU this wheel has kernels for: verify each shape against the exact reference, then time
+        it next to the vendor baseline (CUDA events, L2 flushed, median) and print the table.
+        Elsewhere: run one small GEMM through the CPU reference path and say why.
+    python -m nvfp4_gemm tune [--shapes MxNxK ...] [--out FILE] [--iters N]
+        Measure every valid config on this GPU and write the tuned table the resolver reads.
+
+Exit status 1 if any verification fails.
 """
 
 from __future__ import annotations
@@ -12,48 +18,97 @@ import sys
 import torch
 
 from . import compiled_architectures, supported_capabilities
-from .formats import reference_gemm
-from .testing import random_operands
+from .task_shapes import RANKED_SHAPES
+from .testing import check_against_reference, random_operands
+
+# The decode sweep of the benchmark suite: M tokens against a 7168 x 7168 weight.
+DECODE_SWEEP = tuple((m, 7168, 7168) for m in (1, 16, 64, 128, 256))
 
 
-def _pick_device() -> tuple[torch.device, str]:
+def _parse_shape(text: str) -> tuple[int, int, int]:
+    try:
+        m, n, k = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"shape must be MxNxK, e.g. 128x7168x2048, got {text!r}") from None
+    return m, n, k
+
+
+def _supported_gpu() -> tuple[bool, str]:
     archs = ", ".join(compiled_architectures()) or "none"
     if not torch.cuda.is_available():
-        return torch.device("cpu"), f"no CUDA GPU visible; CPU reference path (wheel carries: {archs})"
+        return False, f"no CUDA GPU visible; running the CPU reference path (this wheel carries: {archs})"
     capability = torch.cuda.get_device_capability()
     name = torch.cuda.get_device_name()
     if capability not in supported_capabilities():
-        return torch.device("cpu"), (
+        return False, (
             f"{name} (compute capability {capability[0]}.{capability[1]}) has no kernel in this wheel "
-            f"(carries: {archs}); CPU reference path"
+            f"(carries: {archs}); running the CPU reference path"
         )
-    return torch.device("cuda"), f"{name} (compute capability {capability[0]}.{capability[1]}), kernels: {archs}"
+    return True, f"{name} (compute capability {capability[0]}.{capability[1]}), kernels: {archs}"
+
+
+def _cpu_demo() -> int:
+    m, n, k = 128, 256, 512
+    ops = random_operands(m, n, k, seed=0, with_alpha=True)
+    out = torch.ops.nvfp4.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, torch.float16)
+    passed, summary = check_against_reference(out, ops, roundings=k // 16 + 2)
+    print(f"M={m} N={n} K={k} fp16 on cpu: {'PASS' if passed else 'FAIL'} ({summary})")
+    return 0 if passed else 1
+
+
+def _main_job(args) -> int:
+    from . import bench
+
+    shapes = args.shapes or [s[:3] for s in RANKED_SHAPES]
+    ceilings = bench.measure_ceilings()
+    rows = []
+    for i, (m, n, k) in enumerate(shapes):
+        rows.append(bench.run_shape(m, n, k, ceilings=ceilings, seed=i))
+        print(f"  {m}x{n}x{k}: {rows[-1].check}", flush=True)
+    print(bench.format_table(rows, ceilings))
+    if args.json:
+        from .tune import environment
+
+        bench.write_json(args.json, rows, ceilings, environment())
+        print(f"wrote {args.json}")
+    if args.plot:
+        bench.plot(args.plot, rows, ceilings)
+        print(f"wrote {args.plot}")
+    return 0 if all(r.verified for r in rows) else 1
+
+
+def _tune(args) -> int:
+    from .tune import tune, write_table
+
+    shapes = args.shapes or [s[:3] for s in RANKED_SHAPES] + list(DECODE_SWEEP)
+    table = tune(shapes, iters=args.iters)
+    path = write_table(table, args.out)
+    print(f"wrote {path}; point NVFP4_GEMM_TUNED_TABLE at it (or copy it into the package's tuned/ folder)")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nvfp4_gemm", description=__doc__.splitlines()[0])
-    parser.add_argument("--m", type=int, default=128)
-    parser.add_argument("--n", type=int, default=256)
-    parser.add_argument("--k", type=int, default=512)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = argparse.ArgumentParser(prog="python -m nvfp4_gemm", description="NVFP4 GEMM: benchmark and tune")
+    parser.add_argument("--shapes", nargs="+", type=_parse_shape, help="MxNxK ... (default: the ranked shapes)")
+    parser.add_argument("--json", help="write the results as JSON")
+    parser.add_argument("--plot", help="draw the results as a PNG bar chart (needs matplotlib)")
+    sub = parser.add_subparsers(dest="command")
+    tune_parser = sub.add_parser("tune", help="measure every valid config and write a tuned table")
+    tune_parser.add_argument("--shapes", nargs="+", type=_parse_shape, help="default: ranked shapes + decode sweep")
+    tune_parser.add_argument("--out", help="tuned table path (default: <gpu name>.json here)")
+    tune_parser.add_argument("--iters", type=int, default=50, help="timed calls per candidate")
     args = parser.parse_args(argv)
 
-    device, how = _pick_device()
-    print(f"nvfp4_gemm: {how}")
-    ops = random_operands(args.m, args.n, args.k, seed=args.seed, device=device, with_alpha=True)
-    out = torch.ops.nvfp4.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, torch.float16)
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    expected = reference_gemm(ops.a.cpu(), ops.b.cpu(), ops.a_scale.cpu(), ops.b_scale.cpu(), ops.alpha.cpu())
-    got = out.cpu()
-    close = torch.isclose(got.float(), expected.float(), rtol=1e-3, atol=1e-3)
-    exact = (got == expected).float().mean().item()
-    ok = bool(close.all()) and bool(torch.isfinite(got).all())
-    print(
-        f"M={args.m} N={args.n} K={args.k} fp16 on {device}: "
-        f"{'PASS' if ok else 'FAIL'} (rtol=atol=1e-3; {exact:.1%} of elements bitwise equal to the exact reference)"
-    )
-    return 0 if ok else 1
+    supported, how = _supported_gpu()
+    print(f"nvfp4_gemm: {how}", flush=True)
+    if args.command == "tune":
+        if not supported:
+            print("tune needs a GPU this wheel has kernels for", file=sys.stderr)
+            return 2
+        return _tune(args)
+    if not supported:
+        return _cpu_demo()
+    return _main_job(args)
 
 
 if __name__ == "__main__":

@@ -75,12 +75,18 @@ def _check_device_supported(index: int) -> None:
     )
 
 
-def _make_plan(index: int, shape: GemmShape, out_dtype: torch.dtype, config_name: Optional[str]) -> _Plan:
+def _make_plan(
+    index: int, shape: GemmShape, out_dtype: torch.dtype, config_name: Optional[str], split_k: Optional[int]
+) -> _Plan:
     _check_device_supported(index)
     dtype_name = OUT_DTYPE_NAMES[out_dtype]
     device = torch.device("cuda", index)
     resolution = resolve(shape.m, shape.n, shape.k, shape.l, out_dtype, device, explain=True, config=config_name)
     name = resolution.config.name
+    if split_k is None:
+        split_k = resolution.split_k
+    elif split_k > 1 and not resolution.config.split_k:
+        raise ValueError(f"split_k={split_k}: config {name!r} has no split-K (pass split_k=None or 1)")
     try:
         kernel = _C.lookup(name, dtype_name)
     except KeyError:
@@ -89,8 +95,8 @@ def _make_plan(index: int, shape: GemmShape, out_dtype: torch.dtype, config_name
     rejection = kernel.can_implement(shape.m, shape.n, shape.k, shape.l)
     if rejection is not None:
         raise ValueError(f"config {name!r} cannot run M={shape.m} N={shape.n} K={shape.k} L={shape.l}: {rejection}")
-    workspace = kernel.workspace_bytes(shape.m, shape.n, shape.k, shape.l, resolution.split_k, index)
-    return _Plan(kernel=kernel, split_k=resolution.split_k, workspace_bytes=workspace)
+    workspace = kernel.workspace_bytes(shape.m, shape.n, shape.k, shape.l, split_k, index)
+    return _Plan(kernel=kernel, split_k=split_k, workspace_bytes=workspace)
 
 
 def _workspace(index: int, stream: int, nbytes: int) -> torch.Tensor:
@@ -123,12 +129,13 @@ def _launch_cuda(
     out: torch.Tensor,
     shape: GemmShape,
     config_name: Optional[str],
+    split_k: Optional[int] = None,
 ) -> None:
     index = _device_index(a.device)
-    key = (index, shape.m, shape.n, shape.k, shape.l, out.dtype, config_name)
+    key = (index, shape.m, shape.n, shape.k, shape.l, out.dtype, config_name, split_k)
     plan = _plans.get(key)
     if plan is None:
-        plan = _plans[key] = _make_plan(index, shape, out.dtype, config_name)
+        plan = _plans[key] = _make_plan(index, shape, out.dtype, config_name, split_k)
     named = {"a": a, "b": b, "a_scale": a_scale, "b_scale": b_scale, "out": out}
     if alpha is not None:
         named["alpha"] = alpha
@@ -156,6 +163,7 @@ def gemm(
     *,
     out: Optional[torch.Tensor] = None,
     config: Optional[str] = None,
+    split_k: Optional[int] = None,
 ) -> torch.Tensor:
     """NVFP4 GEMM: ``out = alpha * dequant(a) @ dequant(b).T``, FP32 accumulation, one rounding.
 
@@ -169,16 +177,19 @@ def gemm(
             is given, else torch.float16.
         out: optional preallocated output (M, N) or (L, M, N) of `out_dtype`; written in place.
         config: optional config name from the config table, bypassing the resolver.
+        split_k: optional K partition count for configs with split-K (default: the resolver's).
 
     CUDA tensors run on their device's current stream; CPU tensors use the exact reference.
     """
     if out_dtype is None:
         out_dtype = out.dtype if isinstance(out, torch.Tensor) else torch.float16
     shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, out)
+    if split_k is not None and (not isinstance(split_k, int) or split_k < 1 or split_k > -(-shape.k // 128)):
+        raise ValueError(f"split_k must be an int from 1 to ceil(K / 128) = {-(-shape.k // 128)}, got {split_k!r}")
     if a.device.type == "cuda":
         if out is None:
             out = torch.empty(shape.out_shape, dtype=out_dtype, device=a.device)
-        _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, config)
+        _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, config, split_k)
         return out
     if a.device.type != "cpu":
         raise ValueError(f"tensors must be on a CUDA device or the CPU, got {a.device}")

@@ -2,14 +2,19 @@
 
 Selection happens once per distinct (device, shape, dtype) and is cached by the caller (ops.py), so
 it never runs on the hot path. The candidates are the config table's rows whose family matches the
-device and whose validity predicate (`Config.supports`) accepts the problem.
+device and whose validity predicate (`Config.supports`) accepts the problem. A tuned table measured
+on the same GPU model (`python -m nvfp4_gemm tune`) overrides the analytic model where it has the
+shape; tables come from NVFP4_GEMM_TUNED_TABLE (paths separated by os.pathsep) or from the
+package's `tuned/` folder.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Optional, Union
 
 import torch
@@ -17,7 +22,9 @@ import torch
 from ._checks import OUT_DTYPE_NAMES
 from .configs import FAMILY_SM_MAJOR, Config, load_table
 
-__all__ = ["Resolution", "UnsupportedDeviceError", "candidates", "resolve"]
+__all__ = ["Resolution", "UnsupportedDeviceError", "candidates", "m_bucket", "resolve", "tuned_tables"]
+
+TUNED_TABLE_SCHEMA = 1
 
 # The family a device without an explicit one (device=None) is modelled on: the B200.
 _DEFAULT_SM_MAJOR = 10
@@ -54,15 +61,46 @@ def candidates(sm_major: int = _DEFAULT_SM_MAJOR) -> tuple[Config, ...]:
     return tuple(c for c in _table().configs if c.sm_major == sm_major)
 
 
-def _device_facts(device: Optional[Union[torch.device, str, int]]) -> tuple[int, int]:
-    """(compute capability major, multiprocessor count) of `device`, or of the B200 model."""
+def _device_facts(device: Optional[Union[torch.device, str, int]]) -> tuple[int, int, Optional[str]]:
+    """(compute capability major, multiprocessor count, name) of `device`, or of the B200 model."""
     if device is None:
-        return _DEFAULT_SM_MAJOR, _MODEL_SM_COUNT[_DEFAULT_SM_MAJOR]
+        return _DEFAULT_SM_MAJOR, _MODEL_SM_COUNT[_DEFAULT_SM_MAJOR], None
     device = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
     if device.type != "cuda":
         raise ValueError(f"device must be a CUDA device (or None for the B200 model), got {device}")
     properties = torch.cuda.get_device_properties(device)
-    return properties.major, properties.multi_processor_count
+    return properties.major, properties.multi_processor_count, properties.name
+
+
+def m_bucket(m: int) -> int:
+    """Tuned tables key M by the next power of two: decode batches of similar size share a choice."""
+    return 1 << max(0, (m - 1).bit_length())
+
+
+def tuned_tables() -> list[Path]:
+    """Where tuned tables are read from: NVFP4_GEMM_TUNED_TABLE, else the package's tuned/ folder."""
+    configured = os.environ.get("NVFP4_GEMM_TUNED_TABLE")
+    if configured:
+        return [Path(p) for p in configured.split(os.pathsep) if p]
+    return sorted((Path(__file__).resolve().parent / "tuned").glob("*.json"))
+
+
+@lru_cache(maxsize=None)
+def _tuned_entries(gpu_name: str, tables: tuple[Path, ...]) -> dict[tuple, tuple[dict, str]]:
+    """(m bucket, n, k, l, out dtype) -> (best entry, source) from tables measured on `gpu_name`."""
+    entries: dict[tuple, tuple[dict, str]] = {}
+    for path in tables:
+        with open(path) as f:
+            table = json.load(f)
+        if table.get("schema") != TUNED_TABLE_SCHEMA:
+            raise ValueError(f"tuned table {path}: schema {table.get('schema')!r}, expected {TUNED_TABLE_SCHEMA}")
+        if table.get("gpu") != gpu_name:
+            continue
+        source = f"{path.name} ({table['gpu']}, {table.get('date', '?')}, nvfp4_gemm {table.get('package', '?')})"
+        for entry in table["entries"]:
+            key = (entry["m_bucket"], entry["n"], entry["k"], entry["l"], entry["out_dtype"])
+            entries[key] = (entry["best"], source)
+    return entries
 
 
 def resolve(
@@ -82,8 +120,11 @@ def resolve(
     With `explain=True` returns a `Resolution` (config, split-K count and a sentence saying why).
     `config` pins the config by name; the split-K count is still chosen for it.
     """
-    sm_major, sm_count = _device_facts(device)
-    resolution = _resolve(m, n, k, l, OUT_DTYPE_NAMES.get(out_dtype, str(out_dtype)), sm_major, sm_count, config)
+    sm_major, sm_count, gpu_name = _device_facts(device)
+    tables = tuple(tuned_tables()) if gpu_name is not None else ()
+    resolution = _resolve(
+        m, n, k, l, OUT_DTYPE_NAMES.get(out_dtype, str(out_dtype)), sm_major, sm_count, config, gpu_name, tables
+    )
     if os.environ.get("NVFP4_GEMM_LOG_CONFIG") == "1":
         _log_once(resolution)
     return resolution if explain else resolution.config
@@ -122,9 +163,44 @@ def _pick(family_configs: tuple[Config, ...], m: int, n: int, k: int, l: int, ou
     return supported[0], f"first config in table order that runs the shape ({len(rejected)} rejected)"
 
 
+def _from_tuned_table(
+    m: int, n: int, k: int, l: int, out_dtype: str, sm_major: int, gpu_name: Optional[str], tables: tuple[Path, ...]
+) -> Optional[Resolution]:
+    if gpu_name is None or not tables:
+        return None
+    hit = _tuned_entries(gpu_name, tables).get((m_bucket(m), n, k, l, out_dtype))
+    if hit is None:
+        return None
+    best, source = hit
+    try:
+        config = _table().by_name(best["config"])
+    except KeyError:
+        return None  # a table from an older build: the model decides
+    split_k = int(best.get("split_k", 1))
+    stages = -(-k // _SM90_STAGE_K)
+    if config.sm_major != sm_major or config.supports(m, n, k, l, out_dtype) is not None:
+        return None
+    if split_k < 1 or (split_k > 1 and (not config.split_k or split_k > stages)):
+        return None
+    reason = (
+        f"M={m} N={n} K={k} L={l} {out_dtype} -> {config.name}, split_k={split_k}: tuned table {source}, "
+        f"measured {best['us']:.2f} us at M bucket {m_bucket(m)}"
+    )
+    return Resolution(config=config, split_k=split_k, reason=reason)
+
+
 @lru_cache(maxsize=None)
 def _resolve(
-    m: int, n: int, k: int, l: int, out_dtype: str, sm_major: int, sm_count: int, pinned: Optional[str]
+    m: int,
+    n: int,
+    k: int,
+    l: int,
+    out_dtype: str,
+    sm_major: int,
+    sm_count: int,
+    pinned: Optional[str],
+    gpu_name: Optional[str] = None,
+    tables: tuple[Path, ...] = (),
 ) -> Resolution:
     family_configs = candidates(sm_major)
     if not family_configs:
@@ -141,6 +217,9 @@ def _resolve(
             raise ValueError(f"config {pinned!r} cannot run M={m} N={n} K={k} L={l} {out_dtype}: {violation}")
         why = "pinned by the caller"
     else:
+        tuned = _from_tuned_table(m, n, k, l, out_dtype, sm_major, gpu_name, tables)
+        if tuned is not None:
+            return tuned
         config, why = _pick(family_configs, m, n, k, l, out_dtype)
     split_k, split_why = _sm90_split_k(config, m, n, k, l, sm_count) if config.split_k else (1, "no split-K")
     reason = f"M={m} N={n} K={k} L={l} {out_dtype} -> {config.name}, {split_why}: {why}; {config.why}"

@@ -1,0 +1,75 @@
+"""The tuned table overrides the analytic model where measurement disagrees; the main job on the CPU."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from nvfp4_gemm import resolver
+from nvfp4_gemm.configs import load_table
+from nvfp4_gemm.tune import split_options
+
+
+def write_table(path, gpu="NVIDIA H200", schema=1, config="sm90_dequant_64x128x128_splitk", split_k=8):
+    table = {
+        "schema": schema, "gpu": gpu, "capability": [9, 0], "sm_count": 132, "driver": "test", "cuda": "13.0",
+        "torch": "test", "package": "test", "date": "2026-11-21",
+        "entries": [
+            {"m_bucket": 128, "measured_m": 128, "n": 7168, "k": 16384, "l": 1, "out_dtype": "float16",
+             "best": {"config": config, "split_k": split_k, "us": 12.5}, "candidates": []},
+        ],
+    }
+    path.write_text(json.dumps(table))
+    return (path,)
+
+
+def resolve_h200(m, tables, gpu="NVIDIA H200"):
+    return resolver._resolve(m, 7168, 16384, 1, "float16", 9, 132, None, gpu, tables)
+
+
+def test_tuned_table_changes_the_choice_and_says_so(tmp_path):
+    model = resolve_h200(128, ())
+    assert (model.config.name, model.split_k) == ("sm90_dequant_128x128x128_splitk", 4)
+    tuned = resolve_h200(128, write_table(tmp_path / "h200.json"))
+    assert (tuned.config.name, tuned.split_k) == ("sm90_dequant_64x128x128_splitk", 8)
+    assert "tuned table h200.json" in tuned.reason and "12.50 us" in tuned.reason
+    # M = 100 falls in the same M bucket (128); M = 129 does not
+    assert resolve_h200(100, write_table(tmp_path / "h200.json")).config.name == "sm90_dequant_64x128x128_splitk"
+    assert resolve_h200(129, write_table(tmp_path / "h200.json")).reason.find("tuned") == -1
+
+
+def test_tables_of_other_gpus_and_stale_configs_are_ignored(tmp_path):
+    other = write_table(tmp_path / "h100.json", gpu="NVIDIA H100 80GB HBM3")
+    assert "tuned" not in resolve_h200(128, other).reason
+    stale = write_table(tmp_path / "stale.json", config="sm90_dequant_999x128x128_splitk")
+    assert "tuned" not in resolve_h200(128, stale).reason
+    too_many_splits = write_table(tmp_path / "splits.json", split_k=1000)
+    assert "tuned" not in resolve_h200(128, too_many_splits).reason
+
+
+def test_wrong_schema_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="schema 7, expected 1"):
+        resolve_h200(128, write_table(tmp_path / "bad.json", schema=7))
+
+
+def test_m_bucket():
+    assert [resolver.m_bucket(m) for m in (1, 2, 3, 16, 17, 128, 129)] == [1, 2, 4, 16, 32, 128, 256]
+
+
+def test_split_options():
+    sm90 = load_table().by_name("sm90_dequant_128x128x128_splitk")
+    sm100 = load_table().by_name("sm100_1sm_128x128x256_c1x1")
+    assert split_options(sm90, 512) == (1, 2, 3, 4)
+    assert split_options(sm90, 16384)[-1] == 16
+    assert split_options(sm100, 16384) == (1,)
+
+
+def test_main_job_without_a_gpu_runs_the_cpu_path():
+    done = subprocess.run([sys.executable, "-m", "nvfp4_gemm"], capture_output=True, text=True)
+    if "CPU reference path" not in done.stdout:
+        pytest.skip("a supported GPU is present: the main job times it instead (see benchmarks/)")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "this wheel carries: sm_" in done.stdout and "PASS" in done.stdout
+    tune = subprocess.run([sys.executable, "-m", "nvfp4_gemm", "tune"], capture_output=True, text=True)
+    assert tune.returncode == 2 and "tune needs a GPU" in tune.stderr
