@@ -117,15 +117,26 @@ class Kernel {
     return entry_->workspace_bytes(p, device, sm_count(device), split_k);
   }
 
+  std::size_t counters_needed(int m, int n, int k, int l, int split_k) const {
+    GemmProblem p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.l = l;
+    return entry_->counters_needed(p, split_k);
+  }
+
   void run(std::uintptr_t a, std::uintptr_t b, std::uintptr_t a_scale, std::uintptr_t b_scale,
            std::uintptr_t out, std::uintptr_t alpha, int m, int n, int k, int l,
-           int split_k, std::uintptr_t workspace, std::size_t workspace_capacity, int device,
-           std::uintptr_t stream) const {
+           int split_k, std::uintptr_t workspace, std::size_t workspace_capacity, std::uintptr_t counters,
+           std::size_t counter_capacity, int device, std::uintptr_t stream) const {
     make_current(device);
     LaunchContext ctx;
     ctx.split_k = split_k;
     ctx.workspace = as_ptr<void>(workspace);
     ctx.workspace_capacity = workspace_capacity;
+    ctx.counters = as_ptr<unsigned int>(counters);
+    ctx.counter_capacity = counter_capacity;
     ctx.device_id = device;
     ctx.sm_count = sm_count(device);
     ctx.stream = as_ptr<CUstream_st>(stream);
@@ -202,10 +213,12 @@ PYBIND11_MODULE(_C, m) {
            py::arg("l"), "None if CUTLASS accepts the problem, else why not (host only).")
       .def("workspace_bytes", &Kernel::workspace_bytes, py::arg("m"), py::arg("n"), py::arg("k"),
            py::arg("l"), py::arg("split_k"), py::arg("device"))
+      .def("counters_needed", &Kernel::counters_needed, py::arg("m"), py::arg("n"), py::arg("k"), py::arg("l"),
+           py::arg("split_k"))
       .def("run", &Kernel::run, py::arg("a"), py::arg("b"), py::arg("a_scale"), py::arg("b_scale"),
            py::arg("out"), py::arg("alpha"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("l"),
-           py::arg("split_k"), py::arg("workspace"), py::arg("workspace_capacity"), py::arg("device"),
-           py::arg("stream"),
+           py::arg("split_k"), py::arg("workspace"), py::arg("workspace_capacity"), py::arg("counters"),
+           py::arg("counter_capacity"), py::arg("device"), py::arg("stream"),
            "Launch on `stream` of `device`; pointers are device addresses, alpha 0 means 1.")
       .def("scale_offsets", &Kernel::scale_offsets, py::arg("operand"), py::arg("rows"), py::arg("k"),
            py::arg("l"), py::arg("offsets"),

@@ -51,10 +51,12 @@ class _Plan:
     kernel: "_C.Kernel"
     split_k: int
     workspace_bytes: int
+    counters: int
 
 
 _plans: dict[tuple, _Plan] = {}
 _workspaces: dict[tuple[int, int], torch.Tensor] = {}
+_counters: dict[tuple[int, int], torch.Tensor] = {}
 
 
 def _device_index(device: torch.device) -> int:
@@ -96,18 +98,19 @@ def _make_plan(
     if rejection is not None:
         raise ValueError(f"config {name!r} cannot run M={shape.m} N={shape.n} K={shape.k} L={shape.l}: {rejection}")
     workspace = kernel.workspace_bytes(shape.m, shape.n, shape.k, shape.l, split_k, index)
-    return _Plan(kernel=kernel, split_k=split_k, workspace_bytes=workspace)
+    counters = kernel.counters_needed(shape.m, shape.n, shape.k, shape.l, split_k)
+    return _Plan(kernel=kernel, split_k=split_k, workspace_bytes=workspace, counters=counters)
 
 
-def _workspace(index: int, stream: int, nbytes: int) -> torch.Tensor:
-    # One zeroed buffer per (device, stream), grown when a plan needs more, never freed: no
-    # allocation per call, and no two streams share split-K counters. Kernels leave the counters
-    # zero again when they finish.
+def _buffer(cache: dict, index: int, stream: int, numel: int, dtype: torch.dtype) -> torch.Tensor:
+    # One buffer per (device, stream), grown when a plan needs more, never freed: no allocation per
+    # call, and no two streams share one. Zero-filled when (re)allocated: the counters need it, and
+    # kernels leave them zero again.
     key = (index, stream)
-    buffer = _workspaces.get(key)
-    if buffer is None or buffer.numel() < nbytes:
-        buffer = torch.zeros(nbytes, dtype=torch.uint8, device=torch.device("cuda", index))
-        _workspaces[key] = buffer
+    buffer = cache.get(key)
+    if buffer is None or buffer.numel() < numel:
+        buffer = torch.zeros(numel, dtype=dtype, device=torch.device("cuda", index))
+        cache[key] = buffer
     return buffer
 
 
@@ -141,15 +144,18 @@ def _launch_cuda(
         named["alpha"] = alpha
     check_pointer_alignment(named)
     stream = _current_stream(index)
-    workspace_ptr, workspace_capacity = 0, 0
+    workspace_ptr, workspace_capacity, counters_ptr, counter_capacity = 0, 0, 0, 0
     if plan.workspace_bytes:
-        workspace = _workspace(index, stream, plan.workspace_bytes)
+        workspace = _buffer(_workspaces, index, stream, plan.workspace_bytes, torch.uint8)
         workspace_ptr, workspace_capacity = workspace.data_ptr(), workspace.numel()
+    if plan.counters:
+        counters = _buffer(_counters, index, stream, plan.counters, torch.int32)
+        counters_ptr, counter_capacity = counters.data_ptr(), counters.numel()
     plan.kernel.run(
         a.data_ptr(), b.data_ptr(), a_scale.data_ptr(), b_scale.data_ptr(), out.data_ptr(),
         0 if alpha is None else alpha.data_ptr(),
         shape.m, shape.n, shape.k, shape.l, plan.split_k,
-        workspace_ptr, workspace_capacity, index, stream,
+        workspace_ptr, workspace_capacity, counters_ptr, counter_capacity, index, stream,
     )
 
 

@@ -13,8 +13,13 @@ namespace nvfp4_gemm {
 
 // What a launch needs beyond the problem itself; owned by the caller (the binding).
 struct LaunchContext {
-  void* workspace = nullptr;  // device memory, at least workspace_bytes(problem) long
+  void* workspace = nullptr;  // scratch device memory, at least workspace_bytes(problem) long
   std::size_t workspace_capacity = 0;
+  // Zeroed device counters, at least counters_needed(problem) of them, used for nothing else; every
+  // launch leaves them zero again. Kept apart from the scratch so that no launch can find another
+  // launch's scratch data where it expects zeroed counters.
+  unsigned int* counters = nullptr;
+  std::size_t counter_capacity = 0;
   int device_id = 0;  // the launch device, already current on the calling thread
   int sm_count = 0;   // its multiprocessor count, read once per device by the caller
   int split_k = 1;    // K partitions (kernels without split-K reject anything but 1)
@@ -35,6 +40,7 @@ struct KernelEntry {
   // Host-only: whether the kernel's own can_implement accepts the problem (no device touched).
   LaunchStatus (*can_implement)(const GemmProblem&);
   std::size_t (*workspace_bytes)(const GemmProblem&, int device_id, int sm_count, int split_k);
+  std::size_t (*counters_needed)(const GemmProblem&, int split_k);
   LaunchStatus (*launch)(const GemmProblem&, const LaunchContext&);
 
   // Test hooks (nullptr where a family has none). Both build the kernel's arguments with the

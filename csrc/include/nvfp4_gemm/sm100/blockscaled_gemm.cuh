@@ -120,6 +120,8 @@ struct BlockScaledGemm {
     return Gemm::get_workspace_size(make_arguments(p, device_id, sm_count));
   }
 
+  static std::size_t counters_needed(const GemmProblem&, int /*split_k*/) { return 0; }
+
   static LaunchStatus launch(const GemmProblem& p, const LaunchContext& ctx) {
     if (ctx.split_k != 1) return {false, "this data-parallel kernel takes split_k = 1 only"};
     Arguments args = make_arguments(p, ctx.device_id, ctx.sm_count);

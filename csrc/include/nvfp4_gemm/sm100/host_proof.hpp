@@ -78,6 +78,7 @@ constexpr KernelEntry make_entry(const char* config_name, OutDtype out_dtype) {
                      /*sm_major=*/10,
                      &Kernel::can_implement,
                      &Kernel::workspace_bytes,
+                     &Kernel::counters_needed,
                      &Kernel::launch,
                      &scale_offsets<Kernel>,
                      &host_reference<Kernel>};

@@ -17,7 +17,8 @@
 //     identically for both operands, so no shuffles are needed: a dot product does not care about
 //     the order of its terms, only that both sides agree and each term has its own scale;
 //   * split-K over gridDim.z with a deterministic reduction: every split writes its FP32 partial
-//     tile to the workspace; the last split to arrive (per-tile counter) adds them in split order.
+//     tile to the scratch workspace; the last split to arrive (per-tile counter, in a zeroed
+//     counter array of its own) adds them in split order and leaves the counter zero.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -410,8 +411,11 @@ struct DequantGemm {
 
   static std::size_t workspace_bytes(const GemmProblem& p, int /*device_id*/, int /*sm_count*/, int split_k) {
     if (split_k <= 1) return 0;
-    const std::size_t counters = (static_cast<std::size_t>(tiles(p)) * sizeof(unsigned int) + 255) / 256 * 256;
-    return counters + static_cast<std::size_t>(p.l) * split_k * p.m * p.n * sizeof(float);
+    return static_cast<std::size_t>(p.l) * split_k * p.m * p.n * sizeof(float);
+  }
+
+  static std::size_t counters_needed(const GemmProblem& p, int split_k) {
+    return split_k <= 1 ? 0 : static_cast<std::size_t>(tiles(p));
   }
 
   static LaunchStatus launch(const GemmProblem& p, const LaunchContext& ctx) {
@@ -422,6 +426,7 @@ struct DequantGemm {
     if (workspace_bytes(p, ctx.device_id, ctx.sm_count, split_k) > ctx.workspace_capacity) {
       return {false, "workspace smaller than the kernel needs"};
     }
+    if (counters_needed(p, split_k) > ctx.counter_capacity) return {false, "fewer split-K counters than tiles"};
     DequantGemmParams params{};
     params.a = static_cast<const std::uint8_t*>(p.a);
     params.b = static_cast<const std::uint8_t*>(p.b);
@@ -439,9 +444,8 @@ struct DequantGemm {
     params.a_scale_batch = static_cast<long long>((p.m + 127) / 128 * 128) * params.scale_cols_padded;
     params.b_scale_batch = static_cast<long long>((p.n + 127) / 128 * 128) * params.scale_cols_padded;
     if (split_k > 1) {
-      const std::size_t counters = (static_cast<std::size_t>(tiles(p)) * sizeof(unsigned int) + 255) / 256 * 256;
-      params.counters = static_cast<unsigned int*>(ctx.workspace);
-      params.partials = reinterpret_cast<float*>(static_cast<std::uint8_t*>(ctx.workspace) + counters);
+      params.counters = ctx.counters;
+      params.partials = static_cast<float*>(ctx.workspace);
     }
     auto kernel = dequant_gemm_kernel<kTileM, kStages, ElementOut>;
     // Above 48 KB a kernel must opt in to its dynamic shared memory; once per process is enough.
@@ -462,7 +466,7 @@ namespace nvfp4_gemm::sm90 {
 template <class Kernel>
 constexpr KernelEntry make_entry(const char* config_name, OutDtype out_dtype) {
   return KernelEntry{config_name,          out_dtype,       /*sm_major=*/9,
-                     &Kernel::can_implement, &Kernel::workspace_bytes, &Kernel::launch,
+                     &Kernel::can_implement, &Kernel::workspace_bytes, &Kernel::counters_needed, &Kernel::launch,
                      /*scale_offsets=*/nullptr, /*host_reference=*/nullptr};
 }
 
