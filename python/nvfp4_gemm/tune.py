@@ -84,7 +84,7 @@ def tune(
             gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out, config=config.name, split_k=split)
             passed, summary = check_against_reference(out, ops, roundings=k // 16 + k // 128 + 2)
             if not passed:
-                progress(f"  [{m}x{n}x{k}] {config.name} split_k={split}: FAILED verification ({summary}); skipped")
+                progress(f"FAILED verification: {m}x{n}x{k} {config.name} split_k={split} ({summary}); not a candidate")
                 continue
             us = time_cuda(
                 lambda: gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out, config=config.name, split_k=split),
