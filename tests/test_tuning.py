@@ -73,3 +73,10 @@ def test_main_job_without_a_gpu_runs_the_cpu_path():
     assert "this wheel carries: sm_" in done.stdout and "PASS" in done.stdout
     tune = subprocess.run([sys.executable, "-m", "nvfp4_gemm", "tune"], capture_output=True, text=True)
     assert tune.returncode == 2 and "tune needs a GPU" in tune.stderr
+
+
+def test_tuned_tables_can_be_switched_off(monkeypatch):
+    monkeypatch.setenv("NVFP4_GEMM_TUNED_TABLE", "off")
+    assert resolver.tuned_tables() == []
+    monkeypatch.delenv("NVFP4_GEMM_TUNED_TABLE")
+    assert any(p.name == "nvidia_h200.json" for p in resolver.tuned_tables())

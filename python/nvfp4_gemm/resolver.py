@@ -4,8 +4,8 @@ Selection happens once per distinct (device, shape, dtype) and is cached by the 
 it never runs on the hot path. The candidates are the config table's rows whose family matches the
 device and whose validity predicate (`Config.supports`) accepts the problem. A tuned table measured
 on the same GPU model (`python -m nvfp4_gemm tune`) overrides the analytic model where it has the
-shape; tables come from NVFP4_GEMM_TUNED_TABLE (paths separated by os.pathsep) or from the
-package's `tuned/` folder.
+shape; tables come from NVFP4_GEMM_TUNED_TABLE (paths separated by os.pathsep; "off" disables
+them) or from the package's `tuned/` folder.
 """
 
 from __future__ import annotations
@@ -78,8 +78,11 @@ def m_bucket(m: int) -> int:
 
 
 def tuned_tables() -> list[Path]:
-    """Where tuned tables are read from: NVFP4_GEMM_TUNED_TABLE, else the package's tuned/ folder."""
+    """Where tuned tables are read from: NVFP4_GEMM_TUNED_TABLE (paths, or "off" for none), else the
+    package's tuned/ folder."""
     configured = os.environ.get("NVFP4_GEMM_TUNED_TABLE")
+    if configured == "off":
+        return []
     if configured:
         return [Path(p) for p in configured.split(os.pathsep) if p]
     return sorted((Path(__file__).resolve().parent / "tuned").glob("*.json"))

@@ -9,7 +9,8 @@
 // Shape of the work (M tokens are few, N weights are many):
 //   * the MMA's "A" operand (16 rows, from registers) is the weight tile b, the "B" operand (8
 //     columns) the tokens a, so out^T tiles are computed and stored transposed;
-//   * a CTA covers 128 weight rows x kTileM tokens; 8 warps as 4 (weights, 32 rows) x 2 (tokens);
+//   * a CTA covers 128 weight rows x kTileM tokens; its 8 warps split them as 8 x 1 (16 weight rows,
+//     all tokens: every weight is dequantized once) for small token tiles, 4 x 2 from 64 tokens up;
 //   * K runs in stages of 128 elements through a kStages-deep cp.async pipeline of raw bytes;
 //   * weights are dequantized per warp straight from ldmatrix fragments of the raw bytes; tokens once
 //     per CTA stage into an fp16 shared buffer that all weight warps read;
@@ -137,8 +138,14 @@ struct DequantGemmParams {
 template <int kTileM, int kStages, class ElementOut>
 struct DequantGemmKernel {
   static_assert(kTileM == 16 || kTileM == 32 || kTileM == 64 || kTileM == 128, "token tile is 16, 32, 64 or 128");
-  static constexpr int kWarpTokens = kTileM / 2;      // tokens per warp (2 warps along tokens)
-  static constexpr int kTokenTiles = kWarpTokens / 8;  // n8 MMA tiles per warp
+  // Warps along the tokens: 1 for small token tiles (each warp owns 16 weight rows and all tokens, so
+  // every weight is dequantized once), 2 from 64 tokens up (32 weight rows x half the tokens: halves
+  // the token fragment loads and keeps the accumulators in registers). Measured on the H200,
+  // 2026-11-21: 1 warp along tokens is 1.23x faster at M = 1..16 (36.3 -> 29.6 us, 1x7168x7168) and
+  // 1.11x slower at M = 128 (169 -> 190 us, 128x7168x16384) than 2.
+  static constexpr int kWarpsM = kTileM >= 64 ? 2 : 1;
+  static constexpr int kMTiles = kWarpsM;  // m16 weight tiles per warp: 8 / (8 / kWarpsM) x 16 rows / 16
+  static constexpr int kTokenTiles = kTileM / kWarpsM / 8;  // n8 MMA tiles per warp
   static constexpr int kRawW = detail::kTileN * detail::kStageBytes;
   static constexpr int kRawA = kTileM * detail::kStageBytes;
   static constexpr int kStageSmem = kRawW + kRawA + 2 * detail::kScaleBytes;
@@ -161,8 +168,9 @@ __global__ void __launch_bounds__(detail::kThreads, 2)
   const int lane = tid & 31;
   const int g = lane >> 2;  // MMA fragment row group
   const int t = lane & 3;   // MMA fragment thread-in-group
-  const int warp_n = warp & 3;   // 32 weight rows each
-  const int warp_m = warp >> 2;  // kTileM / 2 tokens each
+
+  const int weight_row0 = (warp % (8 / K::kWarpsM)) * 16 * K::kMTiles;  // this warp's first weight row
+  const int token0 = (warp / (8 / K::kWarpsM)) * (kTileM / K::kWarpsM);  // and first token
 
   const int n0 = blockIdx.x * kTileN;
   const int m0 = blockIdx.y * kTileM;
@@ -220,9 +228,9 @@ __global__ void __launch_bounds__(detail::kThreads, 2)
     }
   };
 
-  float acc[2][K::kTokenTiles][4];
+  float acc[K::kMTiles][K::kTokenTiles][4];
 #pragma unroll
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < K::kMTiles; ++i)
 #pragma unroll
     for (int j = 0; j < K::kTokenTiles; ++j)
 #pragma unroll
@@ -272,48 +280,44 @@ __global__ void __launch_bounds__(detail::kThreads, 2)
     __syncthreads();  // token buffer ready
 
 #pragma unroll
-    for (int seg = 0; seg < 4; ++seg) {
-      // Weights: ldmatrix.x4 over raw bytes = rows 0-7, 8-15 of m16 tiles 0 and 1 at 16-byte segment
-      // `seg`; thread (g, t) gets bytes 4t..4t+3 = elements 32 seg + 8t .. + 7 of its row.
-      std::uint32_t raw[4];
-      {
-        const int row = warp_n * 32 + (lane & 7) + ((lane >> 3) << 3);  // matrix lane>>3 holds rows 8*(lane>>3)..
-        ldmatrix_x4(raw, base + row * kStageBytes + ((seg ^ ((row >> 1) & 3)) << 4));
+    for (int seg_pair = 0; seg_pair < 2; ++seg_pair) {
+      // Weights: per m16 tile one ldmatrix.x4 over raw bytes = rows 0-7 and 8-15 at 16-byte segments
+      // 2 seg_pair and 2 seg_pair + 1; thread (g, t) gets bytes 4t..4t+3 = elements 32 seg + 8t .. + 7.
+      std::uint32_t raw[K::kMTiles][4];
+#pragma unroll
+      for (int mt = 0; mt < K::kMTiles; ++mt) {
+        const int row = weight_row0 + mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+        const int seg = 2 * seg_pair + (lane >> 4);
+        ldmatrix_x4(raw[mt], base + row * kStageBytes + ((seg ^ ((row >> 1) & 3)) << 4));
       }
-      std::uint32_t a_frag[2][4][4];  // [m16 tile][pair][row half: 0 = rows g, 1 = rows g + 8]
 #pragma unroll
-      for (int mat = 0; mat < 4; ++mat) {
-        const int row = warp_n * 32 + mat * 8 + g;
-        const int col = 2 * seg + (t >> 1);
-        const std::uint32_t scale2 = scale_to_half2(scale_b[stage_scale_offset(row, col)]);
-        std::uint32_t h[4];
-        dequant8(raw[mat], scale2, h);
+      for (int half = 0; half < 2; ++half) {
+        const int seg = 2 * seg_pair + half;
+        std::uint32_t h[K::kMTiles][2][4];  // [m16 tile][row half: rows g, rows g + 8][pair]
 #pragma unroll
-        for (int pair = 0; pair < 4; ++pair) a_frag[mat >> 1][pair][mat & 1] = h[pair];
-      }
-      // MMA k16 step `step` of this segment: a0/a1 = pair 2*step (virtual k 2t, 2t+1) of rows g/g+8,
-      // a2/a3 = pair 2*step+1 (virtual k 2t+8, 2t+9).
-      std::uint32_t a[2][2][4];  // [step][m16 tile][register]
+        for (int mt = 0; mt < K::kMTiles; ++mt)
 #pragma unroll
-      for (int step = 0; step < 2; ++step)
+          for (int rows = 0; rows < 2; ++rows) {
+            const int row = weight_row0 + mt * 16 + rows * 8 + g;
+            const int col = 2 * seg + (t >> 1);
+            dequant8(raw[mt][2 * half + rows], scale_to_half2(scale_b[stage_scale_offset(row, col)]), h[mt][rows]);
+          }
 #pragma unroll
-        for (int tile = 0; tile < 2; ++tile) {
-          a[step][tile][0] = a_frag[tile][2 * step][0];
-          a[step][tile][1] = a_frag[tile][2 * step][1];
-          a[step][tile][2] = a_frag[tile][2 * step + 1][0];
-          a[step][tile][3] = a_frag[tile][2 * step + 1][1];
-        }
+        for (int nt = 0; nt < K::kTokenTiles; ++nt) {
+          // tokens: one ldmatrix.x4 = virtual k 0-7, 8-15 (step 0) and 16-23, 24-31 (step 1) of an n8 tile
+          const int token = token0 + nt * 8 + (lane & 7);
+          const int v = seg * 32 + (lane >> 3) * 8;
+          std::uint32_t bfrag[4];
+          ldmatrix_x4(bfrag, token_half + token * (kStageK * 2) + (((v >> 3) ^ (token & 7)) << 4));
 #pragma unroll
-      for (int nt = 0; nt < K::kTokenTiles; ++nt) {
-        // tokens: one ldmatrix.x4 = virtual k 0-7, 8-15 (step 0) and 16-23, 24-31 (step 1) of an n8 tile
-        const int token = warp_m * K::kWarpTokens + nt * 8 + (lane & 7);
-        const int v = seg * 32 + (lane >> 3) * 8;
-        std::uint32_t bfrag[4];
-        ldmatrix_x4(bfrag, token_half + token * (kStageK * 2) + (((v >> 3) ^ (token & 7)) << 4));
+          for (int step = 0; step < 2; ++step)
 #pragma unroll
-        for (int step = 0; step < 2; ++step) {
-          mma_f16(acc[0][nt], a[step][0], bfrag[2 * step], bfrag[2 * step + 1]);
-          mma_f16(acc[1][nt], a[step][1], bfrag[2 * step], bfrag[2 * step + 1]);
+            for (int mt = 0; mt < K::kMTiles; ++mt) {
+              // a0/a1 = pair 2*step (virtual k 2t, 2t+1) of rows g/g+8, a2/a3 = pair 2*step+1 (2t+8, 2t+9)
+              const std::uint32_t a[4] = {h[mt][0][2 * step], h[mt][1][2 * step], h[mt][0][2 * step + 1],
+                                          h[mt][1][2 * step + 1]};
+              mma_f16(acc[mt][nt], a, bfrag[2 * step], bfrag[2 * step + 1]);
+            }
         }
       }
     }
@@ -325,13 +329,13 @@ __global__ void __launch_bounds__(detail::kThreads, 2)
   float* tile = reinterpret_cast<float*>(smem);
   constexpr int kTilePitch = K::kTilePitch;
 #pragma unroll
-  for (int mt = 0; mt < 2; ++mt)
+  for (int mt = 0; mt < K::kMTiles; ++mt)
 #pragma unroll
     for (int nt = 0; nt < K::kTokenTiles; ++nt)
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
-        const int weight = warp_n * 32 + mt * 16 + g + (c >> 1) * 8;
-        const int token = warp_m * K::kWarpTokens + nt * 8 + 2 * t + (c & 1);
+        const int weight = weight_row0 + mt * 16 + g + (c >> 1) * 8;
+        const int token = token0 + nt * 8 + 2 * t + (c & 1);
         tile[token * kTilePitch + weight] = acc[mt][nt][c];
       }
   __syncthreads();
