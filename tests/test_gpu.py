@@ -144,3 +144,24 @@ def test_shapes_back_to_back_share_workspace_safely():
         out = poisoned((m, n), torch.float16, device)
         nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out)
         check_exact(out, ops, torch.float16)
+
+
+def device_configs():
+    if not torch.cuda.is_available():
+        return []
+    major = torch.cuda.get_device_capability()[0]
+    return [c.name for c in nvfp4_gemm.candidates(major)]
+
+
+@pytest.mark.parametrize("split_k", [1, 3])
+@pytest.mark.parametrize("config", device_configs() or ["none"])
+def test_every_config_is_exact(config, split_k):
+    """Each config of the GPU's family, pinned, on residues of every tile dimension and a batch."""
+    device = supported_gpu_or_skip()
+    for seed, (m, n, k, l) in enumerate([(1, 8, 416, None), (7, 136, 544, None), (129, 264, 800, 2)]):
+        ops = random_operands(m, n, k, l, seed=seed, device=device, with_alpha=True, padding_byte=0x38)
+        shape = (m, n) if l is None else (l, m, n)
+        for out_dtype in (torch.float16, torch.bfloat16):
+            out = poisoned(shape, out_dtype, device)
+            nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out=out, config=config, split_k=split_k)
+            check_exact(out, ops, out_dtype)

@@ -75,10 +75,17 @@ def test_gemm_kernels_use_nvfp4_block_scaled_mma(sass_by_function):
 def test_hopper_kernels_use_fp16_tensor_cores(sass_by_function):
     if "sm_90a" not in _C.compiled_architectures():
         pytest.skip("this build carries no sm_90a kernels")
-    sm90_count = len([k for k in _C.kernels() if k[2] == 9])
+    from nvfp4_gemm.configs import load_table
+
+    table = load_table()
+    mma = [table.by_name(name).mma for name, _, major in _C.kernels() if major == 9]
     kernels = {name: body for (arch, name), body in sass_by_function.items() if arch == "sm_90a" and "dequant_gemm" in name}
-    assert len(kernels) == sm90_count
+    assert len(kernels) == len(mma)
+    # wgmma kernels show HGMMA (fp16 in, FP32 accumulate), mma.sync kernels HMMA.16816.F32; both read
+    # their operands through cp.async and ldmatrix
+    hgmma = [name for name, body in kernels.items() if re.search(r"\bHGMMA\.64x\d+x16\.F32\b", body)]
+    hmma = [name for name, body in kernels.items() if re.search(r"\bHMMA\.16816\.F32\b", body)]
+    assert len(hgmma) == mma.count("wgmma") and len(hmma) == mma.count("mma_sync")
+    assert not set(hgmma) & set(hmma)
     for name, body in kernels.items():
-        # fp16 MMA with FP32 accumulation, fragments through ldmatrix, operands through cp.async
-        assert re.search(r"\bHMMA\.16816\.F32\b", body), f"{name[:80]}... lacks HMMA.16816.F32"
         assert "LDSM" in body and "LDGSTS" in body, f"{name[:80]}... lacks ldmatrix or cp.async"

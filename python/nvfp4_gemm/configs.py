@@ -35,8 +35,10 @@ _SM100_TILE_N = (64, 128, 192, 256)
 _SM100_TILE_K = (256,)
 
 # sm90 dequantizing kernel (csrc/include/nvfp4_gemm/sm90/dequant_gemm.cuh): tile M = tokens per CTA,
-# N = 128 weight rows (4 warps x 32), K = 128-element pipeline stages; split-K chosen at run time.
+# N = 128 weight rows, K = 128-element pipeline stages; split-K chosen at run time; the MMA
+# instruction is mma.sync (m16n8k16) or wgmma (m64nNk16, N = tile M).
 _SM90_TILE_M = (16, 32, 64, 128)
+_SM90_MMA = ("mma_sync", "wgmma")
 _SM90_TILE_N = (128,)
 _SM90_TILE_K = (128,)
 
@@ -52,6 +54,7 @@ class Config:
     tile: tuple[int, int, int]
     cluster: tuple[int, int]
     why: str
+    mma: str = "tcgen05"  # sm100: tcgen05 block-scaled MMA; sm90: "mma_sync" or "wgmma"
 
     @property
     def sm_major(self) -> int:
@@ -98,9 +101,10 @@ def shape_rule_violation(m: int, n: int, k: int, l: int, out_dtype: str) -> Opti
     return None
 
 
-def _config_name(family: str, tile: tuple[int, int, int], cluster: tuple[int, int]) -> str:
+def _config_name(family: str, tile: tuple[int, int, int], cluster: tuple[int, int], mma: str) -> str:
     if family == "sm90":
-        return f"sm90_dequant_{tile[0]}x{tile[1]}x{tile[2]}_splitk"
+        kind = "wgmma" if mma == "wgmma" else "dequant"
+        return f"sm90_{kind}_{tile[0]}x{tile[1]}x{tile[2]}_splitk"
     sms = _SM100_TILE_M.get(tile[0], "?sm")
     return f"{family}_{sms}_{tile[0]}x{tile[1]}x{tile[2]}_c{cluster[0]}x{cluster[1]}"
 
@@ -132,10 +136,15 @@ def _check_row(row: dict, index: int) -> Config:
             )
         if cluster != (1, 1):
             raise ValueError(f"{where}: the sm90 kernel uses no clusters: cluster must be [1, 1]")
-    expected = _config_name(family, tile, cluster)
+    mma = row.get("mma", "tcgen05" if family == "sm100" else "mma_sync")
+    if family == "sm90" and mma not in _SM90_MMA:
+        raise ValueError(f"{where}: sm90 mma must be one of {_SM90_MMA}, got {mma!r}")
+    if family == "sm100" and mma != "tcgen05":
+        raise ValueError(f"{where}: sm100 configs use the tcgen05 MMA, got mma = {mma!r}")
+    expected = _config_name(family, tile, cluster, mma)
     if row["name"] != expected:
         raise ValueError(f"{where}: name must say what the config is: expected {expected!r}")
-    return Config(name=row["name"], family=family, tile=tile, cluster=cluster, why=row.get("why", ""))
+    return Config(name=row["name"], family=family, tile=tile, cluster=cluster, why=row.get("why", ""), mma=mma)
 
 
 def table_path() -> Path:

@@ -17,6 +17,9 @@
 //   * inside a thread, the K order of the 8 elements of a 32-bit word is permuted (pairs (i, i+4)),
 //     identically for both operands, so no shuffles are needed: a dot product does not care about
 //     the order of its terms, only that both sides agree and each term has its own scale;
+//   * two MMA paths: `mma.sync.m16n8k16` (tokens read back with ldmatrix) or, with kWgmma, one
+//     `wgmma.mma_async.m64nNk16` per warpgroup and k16 step, weights from registers, tokens from the
+//     shared buffer laid out in wgmma's 128-byte-swizzled K-major form (each warp 16 weight rows);
 //   * split-K over gridDim.z with a deterministic reduction: every split writes its FP32 partial
 //     tile to the scratch workspace; the last split to arrive (per-tile counter, in a zeroed
 //     counter array of its own) adds them in split order and leaves the counter zero.
@@ -26,8 +29,12 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
+#include <cute/arch/mma_sm90_desc.hpp>
+#include <cute/arch/mma_sm90_gmma.hpp>
+
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "nvfp4_gemm/kernel_entry.h"
 #include "nvfp4_gemm/problem.h"
@@ -106,6 +113,44 @@ __device__ __forceinline__ int stage_scale_offset(int row, int col) {
   return (col >> 2) * kScaleChunk + (row & 31) * 16 + (row >> 5) * 4 + (col & 3);
 }
 
+// wgmma m64nNk16 with A (weights) from registers and B (tokens) from shared memory, FP32 accumulate.
+template <int N>
+struct WgmmaAtom;
+template <>
+struct WgmmaAtom<16> {
+  using type = cute::SM90::GMMA::MMA_64x16x16_F32F16F16_RS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>;
+};
+template <>
+struct WgmmaAtom<32> {
+  using type = cute::SM90::GMMA::MMA_64x32x16_F32F16F16_RS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>;
+};
+template <>
+struct WgmmaAtom<64> {
+  using type = cute::SM90::GMMA::MMA_64x64x16_F32F16F16_RS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>;
+};
+template <>
+struct WgmmaAtom<128> {
+  using type = cute::SM90::GMMA::MMA_64x128x16_F32F16F16_RS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>;
+};
+
+template <int N, std::size_t... I>
+__device__ __forceinline__ void wgmma_rs(const std::uint32_t (&a)[4], std::uint64_t desc_b, float* d,
+                                         std::index_sequence<I...>) {
+  WgmmaAtom<N>::type::fma(a[0], a[1], a[2], a[3], desc_b, d[I]..., cute::SM90::GMMA::ScaleOut::One);
+}
+
+// Descriptor of a K-major, 128-byte-swizzled B operand starting at `smem_ptr` (1024-byte aligned
+// atoms of 8 rows x 128 bytes, 8-row groups 1024 bytes apart).
+__device__ __forceinline__ std::uint64_t sw128_descriptor(const void* smem_ptr) {
+  cute::GmmaDescriptor desc;
+  desc.bitfield.start_address_ = static_cast<std::uint16_t>(smem_addr(smem_ptr) >> 4);
+  desc.bitfield.leading_byte_offset_ = 1;  // unused for swizzled K-major layouts
+  desc.bitfield.stride_byte_offset_ = 1024 >> 4;
+  desc.bitfield.base_offset_ = 0;
+  desc.bitfield.layout_type_ = static_cast<std::uint8_t>(cute::SM90::GMMA::LayoutType::B128);
+  return desc.desc_;
+}
+
 template <class T>
 __device__ __forceinline__ T convert_out(float v);
 template <>
@@ -135,7 +180,7 @@ struct DequantGemmParams {
   int scale_cols_padded;    // round_up(k / 16, 4)
 };
 
-template <int kTileM, int kStages, class ElementOut>
+template <int kTileM, int kStages, class ElementOut, bool kWgmma>
 struct DequantGemmKernel {
   static_assert(kTileM == 16 || kTileM == 32 || kTileM == 64 || kTileM == 128, "token tile is 16, 32, 64 or 128");
   // Warps along the tokens: 1 for small token tiles (each warp owns 16 weight rows and all tokens, so
@@ -143,7 +188,7 @@ struct DequantGemmKernel {
   // the token fragment loads and keeps the accumulators in registers). Measured on the H200,
   // 2026-11-21: 1 warp along tokens is 1.23x faster at M = 1..16 (36.3 -> 29.6 us, 1x7168x7168) and
   // 1.11x slower at M = 128 (169 -> 190 us, 128x7168x16384) than 2.
-  static constexpr int kWarpsM = kTileM >= 64 ? 2 : 1;
+  static constexpr int kWarpsM = (kTileM >= 64 && !kWgmma) ? 2 : 1;
   static constexpr int kMTiles = kWarpsM;  // m16 weight tiles per warp: 8 / (8 / kWarpsM) x 16 rows / 16
   static constexpr int kTokenTiles = kTileM / kWarpsM / 8;  // n8 MMA tiles per warp
   static constexpr int kRawW = detail::kTileN * detail::kStageBytes;
@@ -152,15 +197,16 @@ struct DequantGemmKernel {
   static constexpr int kTokenBuffer = kTileM * detail::kStageK * 2;  // fp16 tokens of one stage
   static constexpr int kTilePitch = detail::kTileN + 4;  // floats per token row of the epilogue tile
   static constexpr int kEpilogueSmem = kTileM * kTilePitch * 4;  // FP32 tile, reuses the pipeline
-  static constexpr int kMainSmem = kStages * kStageSmem + kTokenBuffer;
+  // + 1 KB: the wgmma token buffer is realigned to 1024 bytes (the 128-byte swizzle's atom).
+  static constexpr int kMainSmem = kStages * kStageSmem + kTokenBuffer + (kWgmma ? 1024 : 0);
   static constexpr int kSmemBytes = kMainSmem > kEpilogueSmem ? kMainSmem : kEpilogueSmem;
 };
 
-template <int kTileM, int kStages, class ElementOut>
+template <int kTileM, int kStages, class ElementOut, bool kWgmma>
 __global__ void __launch_bounds__(detail::kThreads, 2)
     dequant_gemm_kernel(const DequantGemmParams p) {
   using namespace detail;
-  using K = DequantGemmKernel<kTileM, kStages, ElementOut>;
+  using K = DequantGemmKernel<kTileM, kStages, ElementOut, kWgmma>;
   extern __shared__ __align__(128) std::uint8_t smem[];
 
   const int tid = threadIdx.x;
@@ -193,6 +239,9 @@ __global__ void __launch_bounds__(detail::kThreads, 2)
 
   auto stage_ptr = [&](int slot) { return smem + slot * K::kStageSmem; };
   std::uint8_t* token_half = smem + kStages * K::kStageSmem;
+  if constexpr (kWgmma) {
+    token_half += (1024 - (smem_addr(token_half) & 1023)) & 1023;
+  }
 
   // Issue the copies of stage `s` (absolute) into pipeline slot `slot`.
   auto load_stage = [&](int s, int slot) {
@@ -272,52 +321,107 @@ __global__ void __launch_bounds__(detail::kThreads, 2)
         for (int pair = 0; pair < 4; ++pair) {
           // virtual K position of pair `pair` of word `w` in segment `seg` (see the weights' loop)
           const int v = seg * 32 + (pair >> 1) * 16 + (pair & 1) * 8 + 2 * w;
-          const int chunk = (v >> 3) ^ (row & 7);
-          *reinterpret_cast<std::uint32_t*>(dst_row + chunk * 16 + (v & 7) * 2) = h[pair];
+          if constexpr (kWgmma) {
+            // two K halves of 64, each kTileM rows x 128 bytes, 16-byte chunks XOR-swizzled by row
+            std::uint8_t* dst = token_half + (v >> 6) * (kTileM * 128) + row * 128;
+            *reinterpret_cast<std::uint32_t*>(dst + ((((v & 63) >> 3) ^ (row & 7)) << 4) + (v & 7) * 2) = h[pair];
+          } else {
+            const int chunk = (v >> 3) ^ (row & 7);
+            *reinterpret_cast<std::uint32_t*>(dst_row + chunk * 16 + (v & 7) * 2) = h[pair];
+          }
         }
       }
     }
+    if constexpr (kWgmma) {
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic-proxy stores -> wgmma reads
+    }
     __syncthreads();  // token buffer ready
 
+    if constexpr (kWgmma) {
+      // All eight k16 steps of this stage: weights dequantized into wgmma A fragments (this warp's 16
+      // rows of its warpgroup's 64), then one wgmma per step against the token buffer.
+      std::uint32_t a[8][4];
 #pragma unroll
-    for (int seg_pair = 0; seg_pair < 2; ++seg_pair) {
-      // Weights: per m16 tile one ldmatrix.x4 over raw bytes = rows 0-7 and 8-15 at 16-byte segments
-      // 2 seg_pair and 2 seg_pair + 1; thread (g, t) gets bytes 4t..4t+3 = elements 32 seg + 8t .. + 7.
-      std::uint32_t raw[K::kMTiles][4];
+      for (int seg_pair = 0; seg_pair < 2; ++seg_pair) {
+        std::uint32_t raw[4];
+        {
+          const int row = weight_row0 + (lane & 7) + ((lane >> 3) & 1) * 8;
+          const int seg = 2 * seg_pair + (lane >> 4);
+          ldmatrix_x4(raw, base + row * kStageBytes + ((seg ^ ((row >> 1) & 3)) << 4));
+        }
 #pragma unroll
-      for (int mt = 0; mt < K::kMTiles; ++mt) {
-        const int row = weight_row0 + mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-        const int seg = 2 * seg_pair + (lane >> 4);
-        ldmatrix_x4(raw[mt], base + row * kStageBytes + ((seg ^ ((row >> 1) & 3)) << 4));
-      }
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int seg = 2 * seg_pair + half;
-        std::uint32_t h[K::kMTiles][2][4];  // [m16 tile][row half: rows g, rows g + 8][pair]
-#pragma unroll
-        for (int mt = 0; mt < K::kMTiles; ++mt)
+        for (int half = 0; half < 2; ++half) {
+          const int seg = 2 * seg_pair + half;
+          std::uint32_t h[2][4];
 #pragma unroll
           for (int rows = 0; rows < 2; ++rows) {
-            const int row = weight_row0 + mt * 16 + rows * 8 + g;
-            const int col = 2 * seg + (t >> 1);
-            dequant8(raw[mt][2 * half + rows], scale_to_half2(scale_b[stage_scale_offset(row, col)]), h[mt][rows]);
+            const int row = weight_row0 + rows * 8 + g;
+            dequant8(raw[2 * half + rows], scale_to_half2(scale_b[stage_scale_offset(row, 2 * seg + (t >> 1))]), h[rows]);
           }
 #pragma unroll
-        for (int nt = 0; nt < K::kTokenTiles; ++nt) {
-          // tokens: one ldmatrix.x4 = virtual k 0-7, 8-15 (step 0) and 16-23, 24-31 (step 1) of an n8 tile
-          const int token = token0 + nt * 8 + (lane & 7);
-          const int v = seg * 32 + (lane >> 3) * 8;
-          std::uint32_t bfrag[4];
-          ldmatrix_x4(bfrag, token_half + token * (kStageK * 2) + (((v >> 3) ^ (token & 7)) << 4));
+          for (int step = 0; step < 2; ++step) {
+            std::uint32_t* frag = a[2 * seg + step];
+            frag[0] = h[0][2 * step];
+            frag[1] = h[1][2 * step];
+            frag[2] = h[0][2 * step + 1];
+            frag[3] = h[1][2 * step + 1];
+          }
+        }
+      }
+      float* d = &acc[0][0][0];
 #pragma unroll
-          for (int step = 0; step < 2; ++step)
+      for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(d[i]);
+      cute::warpgroup_arrive();
 #pragma unroll
-            for (int mt = 0; mt < K::kMTiles; ++mt) {
-              // a0/a1 = pair 2*step (virtual k 2t, 2t+1) of rows g/g+8, a2/a3 = pair 2*step+1 (2t+8, 2t+9)
-              const std::uint32_t a[4] = {h[mt][0][2 * step], h[mt][1][2 * step], h[mt][0][2 * step + 1],
-                                          h[mt][1][2 * step + 1]};
-              mma_f16(acc[mt][nt], a, bfrag[2 * step], bfrag[2 * step + 1]);
+      for (int ks = 0; ks < 8; ++ks) {
+        const std::uint8_t* b = token_half + (ks >> 2) * (kTileM * 128) + (ks & 3) * 32;
+        wgmma_rs<kTileM>(a[ks], sw128_descriptor(b), d, std::make_index_sequence<kTileM / 2>{});
+      }
+      cute::warpgroup_commit_batch();
+      cute::warpgroup_wait<0>();
+#pragma unroll
+      for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(d[i]);
+    } else {
+#pragma unroll
+      for (int seg_pair = 0; seg_pair < 2; ++seg_pair) {
+        // Weights: per m16 tile one ldmatrix.x4 over raw bytes = rows 0-7 and 8-15 at 16-byte segments
+        // 2 seg_pair and 2 seg_pair + 1; thread (g, t) gets bytes 4t..4t+3 = elements 32 seg + 8t .. + 7.
+        std::uint32_t raw[K::kMTiles][4];
+#pragma unroll
+        for (int mt = 0; mt < K::kMTiles; ++mt) {
+          const int row = weight_row0 + mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+          const int seg = 2 * seg_pair + (lane >> 4);
+          ldmatrix_x4(raw[mt], base + row * kStageBytes + ((seg ^ ((row >> 1) & 3)) << 4));
+        }
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int seg = 2 * seg_pair + half;
+          std::uint32_t h[K::kMTiles][2][4];  // [m16 tile][row half: rows g, rows g + 8][pair]
+#pragma unroll
+          for (int mt = 0; mt < K::kMTiles; ++mt)
+#pragma unroll
+            for (int rows = 0; rows < 2; ++rows) {
+              const int row = weight_row0 + mt * 16 + rows * 8 + g;
+              const int col = 2 * seg + (t >> 1);
+              dequant8(raw[mt][2 * half + rows], scale_to_half2(scale_b[stage_scale_offset(row, col)]), h[mt][rows]);
             }
+#pragma unroll
+          for (int nt = 0; nt < K::kTokenTiles; ++nt) {
+            // tokens: one ldmatrix.x4 = virtual k 0-7, 8-15 (step 0) and 16-23, 24-31 (step 1) of an n8 tile
+            const int token = token0 + nt * 8 + (lane & 7);
+            const int v = seg * 32 + (lane >> 3) * 8;
+            std::uint32_t bfrag[4];
+            ldmatrix_x4(bfrag, token_half + token * (kStageK * 2) + (((v >> 3) ^ (token & 7)) << 4));
+#pragma unroll
+            for (int step = 0; step < 2; ++step)
+#pragma unroll
+              for (int mt = 0; mt < K::kMTiles; ++mt) {
+                // a0/a1 = pair 2*step (virtual k 2t, 2t+1) of rows g/g+8, a2/a3 = pair 2*step+1 (2t+8, 2t+9)
+                const std::uint32_t a[4] = {h[mt][0][2 * step], h[mt][1][2 * step], h[mt][0][2 * step + 1],
+                                            h[mt][1][2 * step + 1]};
+                mma_f16(acc[mt][nt], a, bfrag[2 * step], bfrag[2 * step + 1]);
+              }
+          }
         }
       }
     }
@@ -395,10 +499,10 @@ __global__ void __launch_bounds__(detail::kThreads, 2)
 }
 
 // Host side: the launcher and its registry hooks for one (token tile, out dtype).
-template <int kTileM, class ElementOut>
+template <int kTileM, class ElementOut, bool kWgmma>
 struct DequantGemm {
   static constexpr int kStages = 4;
-  using Shape = DequantGemmKernel<kTileM, kStages, ElementOut>;
+  using Shape = DequantGemmKernel<kTileM, kStages, ElementOut, kWgmma>;
 
   static int stages_total(const GemmProblem& p) { return (p.k + detail::kStageK - 1) / detail::kStageK; }
   static int tiles(const GemmProblem& p) {
@@ -451,7 +555,7 @@ struct DequantGemm {
       params.counters = ctx.counters;
       params.partials = static_cast<float*>(ctx.workspace);
     }
-    auto kernel = dequant_gemm_kernel<kTileM, kStages, ElementOut>;
+    auto kernel = dequant_gemm_kernel<kTileM, kStages, ElementOut, kWgmma>;
     // Above 48 KB a kernel must opt in to its dynamic shared memory; once per process is enough.
     static const cudaError_t attribute_status =
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::kSmemBytes);
