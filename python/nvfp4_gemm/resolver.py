@@ -38,6 +38,7 @@ _MODEL_SM_COUNT = {10: 148, 9: 132}
 _SM90_CTAS_PER_SM = 2
 _SM90_MIN_STAGES_PER_SPLIT = 4
 _SM90_STAGE_K = 128
+_SM90_LARGEST_USEFUL_TOKEN_TILE = 64
 
 
 class UnsupportedDeviceError(RuntimeError):
@@ -156,11 +157,16 @@ def _pick(family_configs: tuple[Config, ...], m: int, n: int, k: int, l: int, ou
     if not supported:
         raise ValueError(f"no config can run M={m} N={n} K={k} L={l} {out_dtype}: " + "; ".join(rejected))
     if supported[0].family == "sm90":
-        # Every CTA dequantizes its whole token slice: the smallest token tile that covers M (up to
-        # 128) wastes the least MMA work on padding rows and repeats the least dequantization.
-        covering = [c for c in supported if c.tile[0] >= min(m, 128)]
+        # Measured on the H200 (2026-11-21, docs/h200-2026-11-21/tuned.json, 6 shapes x all configs):
+        # the wgmma twin is as fast or faster than mma.sync at every tile (up to 1.26x), and the
+        # 64-token tile beats the 128 one from M = 64 up (128 tokens as 2 tiles: 1.12x-1.27x; the
+        # 128-token wgmma tile spills registers). Below 64 tokens the smallest tile covering M wins
+        # (every CTA dequantizes its whole token slice again).
+        wanted = min(m, _SM90_LARGEST_USEFUL_TOKEN_TILE)
+        pool = [c for c in supported if c.mma == "wgmma"] or supported
+        covering = [c for c in pool if c.tile[0] >= wanted]
         choice = min(covering, key=lambda c: c.tile[0])
-        return choice, f"smallest token tile covering M={m} (tile M = {choice.tile[0]})"
+        return choice, f"{choice.mma}, smallest token tile covering min(M, {_SM90_LARGEST_USEFUL_TOKEN_TILE}) (tile M = {choice.tile[0]})"
     if len(supported) == 1:
         return supported[0], "the only config of its family that runs the shape"
     return supported[0], f"first config in table order that runs the shape ({len(rejected)} rejected)"
