@@ -133,13 +133,10 @@ struct WgmmaAtom<128> {
   using type = cute::SM90::GMMA::MMA_64x128x16_F32F16F16_RS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>;
 };
 
-// `accumulate` false: D = A * B, which also initializes the accumulators (zeroing them with ordinary
-// instructions would make ptxas serialize the wgmma pipeline, warning C7515).
 template <int N, std::size_t... I>
-__device__ __forceinline__ void wgmma_rs(const std::uint32_t (&a)[4], std::uint64_t desc_b, float* d, bool accumulate,
+__device__ __forceinline__ void wgmma_rs(const std::uint32_t (&a)[4], std::uint64_t desc_b, float* d,
                                          std::index_sequence<I...>) {
-  WgmmaAtom<N>::type::fma(a[0], a[1], a[2], a[3], desc_b, d[I]...,
-                          accumulate ? cute::SM90::GMMA::ScaleOut::One : cute::SM90::GMMA::ScaleOut::Zero);
+  WgmmaAtom<N>::type::fma(a[0], a[1], a[2], a[3], desc_b, d[I]..., cute::SM90::GMMA::ScaleOut::One);
 }
 
 // Descriptor of a K-major, 128-byte-swizzled B operand starting at `smem_ptr` (1024-byte aligned
@@ -200,10 +197,8 @@ struct DequantGemmKernel {
   static constexpr int kTokenBuffer = kTileM * detail::kStageK * 2;  // fp16 tokens of one stage
   static constexpr int kTilePitch = detail::kTileN + 4;  // floats per token row of the epilogue tile
   static constexpr int kEpilogueSmem = kTileM * kTilePitch * 4;  // FP32 tile, reuses the pipeline
-  // wgmma: two token buffers (the tensor cores read one while the warps fill the other), + 1 KB to
-  // realign them to 1024 bytes (the 128-byte swizzle's atom).
-  static constexpr int kTokenBuffers = kWgmma ? 2 : 1;
-  static constexpr int kMainSmem = kStages * kStageSmem + kTokenBuffers * kTokenBuffer + (kWgmma ? 1024 : 0);
+  // + 1 KB: the wgmma token buffer is realigned to 1024 bytes (the 128-byte swizzle's atom).
+  static constexpr int kMainSmem = kStages * kStageSmem + kTokenBuffer + (kWgmma ? 1024 : 0);
   static constexpr int kSmemBytes = kMainSmem > kEpilogueSmem ? kMainSmem : kEpilogueSmem;
 };
 
@@ -243,9 +238,9 @@ __global__ void __launch_bounds__(detail::kThreads, 2)
   const int a_scale_row0 = m0 % 128;  // first token row of this CTA inside its 128-row scale tile
 
   auto stage_ptr = [&](int slot) { return smem + slot * K::kStageSmem; };
-  std::uint8_t* token_buffers = smem + kStages * K::kStageSmem;
+  std::uint8_t* token_half = smem + kStages * K::kStageSmem;
   if constexpr (kWgmma) {
-    token_buffers += (1024 - (smem_addr(token_buffers) & 1023)) & 1023;
+    token_half += (1024 - (smem_addr(token_half) & 1023)) & 1023;
   }
 
   // Issue the copies of stage `s` (absolute) into pipeline slot `slot`.
@@ -282,15 +277,13 @@ __global__ void __launch_bounds__(detail::kThreads, 2)
     }
   };
 
-  float acc[K::kMTiles][K::kTokenTiles][4];  // wgmma: initialized by the first MMA
-  if constexpr (!kWgmma) {
+  float acc[K::kMTiles][K::kTokenTiles][4];
 #pragma unroll
-    for (int i = 0; i < K::kMTiles; ++i)
+  for (int i = 0; i < K::kMTiles; ++i)
 #pragma unroll
-      for (int j = 0; j < K::kTokenTiles; ++j)
+    for (int j = 0; j < K::kTokenTiles; ++j)
 #pragma unroll
-        for (int c = 0; c < 4; ++c) acc[i][j][c] = 0.0f;
-  }
+      for (int c = 0; c < 4; ++c) acc[i][j][c] = 0.0f;
 
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
@@ -307,7 +300,6 @@ __global__ void __launch_bounds__(detail::kThreads, 2)
       cp_async_commit();
     }
     const std::uint8_t* base = stage_ptr(it % kStages);
-    std::uint8_t* token_half = token_buffers + (it % K::kTokenBuffers) * K::kTokenBuffer;
     const std::uint8_t* raw_a = base + K::kRawW;
     const std::uint8_t* scale_b = raw_a + K::kRawA;
     const std::uint8_t* scale_a = scale_b + kScaleBytes;
@@ -349,9 +341,6 @@ __global__ void __launch_bounds__(detail::kThreads, 2)
       // All eight k16 steps of this stage: weights dequantized into wgmma A fragments (this warp's 16
       // rows of its warpgroup's 64), then one wgmma per step against the token buffer.
       std::uint32_t a[8][4];
-      cute::warpgroup_wait<0>();  // the previous stage's MMAs still read the fragment registers
-#pragma unroll
-      for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand((&acc[0][0][0])[i]);
 #pragma unroll
       for (int seg_pair = 0; seg_pair < 2; ++seg_pair) {
         std::uint32_t raw[4];
@@ -380,16 +369,18 @@ __global__ void __launch_bounds__(detail::kThreads, 2)
         }
       }
       float* d = &acc[0][0][0];
+#pragma unroll
+      for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(d[i]);
       cute::warpgroup_arrive();
 #pragma unroll
       for (int ks = 0; ks < 8; ++ks) {
         const std::uint8_t* b = token_half + (ks >> 2) * (kTileM * 128) + (ks & 3) * 32;
-        wgmma_rs<kTileM>(a[ks], sw128_descriptor(b), d, it > 0 || ks > 0, std::make_index_sequence<kTileM / 2>{});
+        wgmma_rs<kTileM>(a[ks], sw128_descriptor(b), d, std::make_index_sequence<kTileM / 2>{});
       }
-      // No wait here: the next stage's barrier, copies and token dequantization (into the other
-      // token buffer) overlap these MMAs; the wait before the next weight fragments are written
-      // (and after the loop) retires them.
       cute::warpgroup_commit_batch();
+      cute::warpgroup_wait<0>();
+#pragma unroll
+      for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(d[i]);
     } else {
 #pragma unroll
       for (int seg_pair = 0; seg_pair < 2; ++seg_pair) {
@@ -434,11 +425,6 @@ __global__ void __launch_bounds__(detail::kThreads, 2)
         }
       }
     }
-  }
-  if constexpr (kWgmma) {
-    cute::warpgroup_wait<0>();
-#pragma unroll
-    for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand((&acc[0][0][0])[i]);
   }
   cp_async_wait<0>();
   __syncthreads();  // pipeline drained; its shared memory becomes the epilogue tile
