@@ -203,7 +203,7 @@ struct DequantGemmKernel {
 };
 
 template <int kTileM, int kStages, class ElementOut, bool kWgmma>
-__global__ void __launch_bounds__(detail::kThreads, 2)
+__global__ void __launch_bounds__(detail::kThreads, (kWgmma && kTileM <= 64) ? 3 : 2)
     dequant_gemm_kernel(const DequantGemmParams p) {
   using namespace detail;
   using K = DequantGemmKernel<kTileM, kStages, ElementOut, kWgmma>;
@@ -338,17 +338,20 @@ __global__ void __launch_bounds__(detail::kThreads, 2)
     __syncthreads();  // token buffer ready
 
     if constexpr (kWgmma) {
-      // All eight k16 steps of this stage: weights dequantized into wgmma A fragments (this warp's 16
-      // rows of its warpgroup's 64), then one wgmma per step against the token buffer.
-      std::uint32_t a[8][4];
+      // Four k16 steps at a time (16-byte segments 2 seg_pair, 2 seg_pair + 1): weights dequantized
+      // into wgmma A fragments (this warp's 16 rows of its warpgroup's 64), then one wgmma per step
+      // against the token buffer. One fragment set keeps registers low enough for 3 CTAs per SM.
+      float* d = &acc[0][0][0];
 #pragma unroll
       for (int seg_pair = 0; seg_pair < 2; ++seg_pair) {
+        std::uint32_t a[4][4];
         std::uint32_t raw[4];
         {
           const int row = weight_row0 + (lane & 7) + ((lane >> 3) & 1) * 8;
           const int seg = 2 * seg_pair + (lane >> 4);
           ldmatrix_x4(raw, base + row * kStageBytes + ((seg ^ ((row >> 1) & 3)) << 4));
         }
+        cute::warpgroup_wait<0>();  // the previous MMAs still read the fragment registers
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int seg = 2 * seg_pair + half;
@@ -360,25 +363,25 @@ __global__ void __launch_bounds__(detail::kThreads, 2)
           }
 #pragma unroll
           for (int step = 0; step < 2; ++step) {
-            std::uint32_t* frag = a[2 * seg + step];
+            std::uint32_t* frag = a[2 * half + step];
             frag[0] = h[0][2 * step];
             frag[1] = h[1][2 * step];
             frag[2] = h[0][2 * step + 1];
             frag[3] = h[1][2 * step + 1];
           }
         }
-      }
-      float* d = &acc[0][0][0];
 #pragma unroll
-      for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(d[i]);
-      cute::warpgroup_arrive();
+        for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(d[i]);
+        cute::warpgroup_arrive();
 #pragma unroll
-      for (int ks = 0; ks < 8; ++ks) {
-        const std::uint8_t* b = token_half + (ks >> 2) * (kTileM * 128) + (ks & 3) * 32;
-        wgmma_rs<kTileM>(a[ks], sw128_descriptor(b), d, std::make_index_sequence<kTileM / 2>{});
+        for (int j = 0; j < 4; ++j) {
+          const int ks = 4 * seg_pair + j;
+          const std::uint8_t* b = token_half + (ks >> 2) * (kTileM * 128) + (ks & 3) * 32;
+          wgmma_rs<kTileM>(a[j], sw128_descriptor(b), d, std::make_index_sequence<kTileM / 2>{});
+        }
+        cute::warpgroup_commit_batch();
       }
-      cute::warpgroup_commit_batch();
-      cute::warpgroup_wait<0>();
+      cute::warpgroup_wait<0>();  // the token buffer is rewritten by the next stage
 #pragma unroll
       for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(d[i]);
     } else {
