@@ -157,11 +157,12 @@ def _pick(family_configs: tuple[Config, ...], m: int, n: int, k: int, l: int, ou
     if not supported:
         raise ValueError(f"no config can run M={m} N={n} K={k} L={l} {out_dtype}: " + "; ".join(rejected))
     if supported[0].family == "sm90":
-        # Measured on the H200 (2026-11-21, docs/h200-2026-11-21/tuned.json, 6 shapes x all configs):
-        # the wgmma twin is as fast or faster than mma.sync at every tile (up to 1.26x), and the
-        # 64-token tile beats the 128 one from M = 64 up (128 tokens as 2 tiles: 1.12x-1.27x; the
-        # 128-token wgmma tile spills registers). Below 64 tokens the smallest tile covering M wins
-        # (every CTA dequantizes its whole token slice again).
+        # Measured on the H200 (2026-11-21, docs/h200-2026-11-21/tuned.json, 8 shapes x all configs x
+        # split-K): the wgmma twin is as fast or faster than mma.sync from 32 tokens up (up to 1.26x;
+        # equal at 16). From M = 64 up the 64-token tile wins on the mid-size shapes and the 128 one
+        # on the largest (128x7168x16384 and 128x7168x7168, by ~1.1x): the model takes 64, the tuned
+        # table corrects where measured. Below 64 tokens the smallest tile covering M wins (every CTA
+        # dequantizes its whole token slice again).
         wanted = min(m, _SM90_LARGEST_USEFUL_TOKEN_TILE)
         pool = [c for c in supported if c.mma == "wgmma"] or supported
         covering = [c for c in pool if c.tile[0] >= wanted]
