@@ -144,3 +144,14 @@ def test_unsupported_gpu_message(monkeypatch):
     assert "NVIDIA A100-SXM4-80GB (compute capability 8.0) on cuda:0" in message
     for arch in nvfp4_gemm.compiled_architectures():
         assert arch in message
+
+
+def test_remembered_signatures_still_check_every_tensor():
+    """A signature validated once skips the shape rules next time, never contiguity or devices."""
+    a, b, sa, sb = args()
+    call(a, b, sa, sb)  # valid: its signature is remembered
+    wide = torch.zeros(128, 128, dtype=torch.uint8)
+    with pytest.raises(ValueError, match=r"^a must be contiguous"):
+        call(wide[:, :64], b, sa, sb)
+    with pytest.raises(ValueError, match=r"^b_scale is on meta but a is on cpu"):
+        call(a, b, sa, sb.to("meta"))

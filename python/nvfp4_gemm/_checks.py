@@ -35,6 +35,13 @@ def _dtype_list(dtypes) -> str:
     return " or ".join(str(d) for d in dtypes)
 
 
+# Shape and dtype verdicts depend only on (dtypes, shapes, scale sizes, out_dtype): remembered per
+# distinct signature so a repeated call pays for a dict lookup, not for the rules. Bounded: cleared
+# when it grows past this many signatures.
+_SIGNATURE_CACHE_LIMIT = 4096
+_validated: dict[tuple, "GemmShape"] = {}
+
+
 def check_gemm_args(
     a: torch.Tensor,
     b: torch.Tensor,
@@ -45,6 +52,34 @@ def check_gemm_args(
     out: Optional[torch.Tensor] = None,
 ) -> GemmShape:
     """Validate everything that can be checked without reading device memory; return the shape."""
+    try:
+        key = (
+            a.dtype, b.dtype, a.shape, b.shape, a_scale.dtype, a_scale.numel(), b_scale.dtype, b_scale.numel(),
+            out_dtype, None if alpha is None else (alpha.dtype, alpha.numel()),
+            None if out is None else (out.dtype, out.shape),
+        )
+        shape = _validated.get(key)
+    except (AttributeError, TypeError):  # not tensors (the full check names them), or symbolic sizes
+        key, shape = None, None
+    if shape is None:
+        shape = _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out)
+        if key is not None:
+            if len(_validated) >= _SIGNATURE_CACHE_LIMIT:
+                _validated.clear()
+            _validated[key] = shape
+    _check_storage(a, b, a_scale, b_scale, alpha, out)
+    return shape
+
+
+def _check_shapes_and_dtypes(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    a_scale: torch.Tensor,
+    b_scale: torch.Tensor,
+    alpha: Optional[torch.Tensor],
+    out_dtype: torch.dtype,
+    out: Optional[torch.Tensor],
+) -> GemmShape:
     for name, t in (("a", a), ("b", b)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -99,7 +134,11 @@ def check_gemm_args(
             raise TypeError(f"out must have dtype {out_dtype} (out_dtype), got {out.dtype}")
         if tuple(out.shape) != shape.out_shape:
             raise ValueError(f"out must have shape {shape.out_shape}, got {tuple(out.shape)}")
+    return shape
 
+
+def _check_storage(a, b, a_scale, b_scale, alpha, out) -> None:
+    """Contiguity and one device: properties of the tensors themselves, checked on every call."""
     named = [("a", a), ("b", b), ("a_scale", a_scale), ("b_scale", b_scale)]
     if alpha is not None:
         named.append(("alpha", alpha))
@@ -115,7 +154,6 @@ def check_gemm_args(
     for name, t in named[1:]:
         if t.device != device:
             raise ValueError(f"{name} is on {t.device} but a is on {device}: all tensors must be on one device")
-    return shape
 
 
 def check_pointer_alignment(named: dict[str, torch.Tensor]) -> None:

@@ -139,10 +139,13 @@ def _launch_cuda(
     plan = _plans.get(key)
     if plan is None:
         plan = _plans[key] = _make_plan(index, shape, out.dtype, config_name, split_k)
-    named = {"a": a, "b": b, "a_scale": a_scale, "b_scale": b_scale, "out": out}
-    if alpha is not None:
-        named["alpha"] = alpha
-    check_pointer_alignment(named)
+    pointers = (a.data_ptr(), b.data_ptr(), a_scale.data_ptr(), b_scale.data_ptr(), out.data_ptr(),
+                0 if alpha is None else alpha.data_ptr())
+    if (pointers[0] | pointers[1] | pointers[2] | pointers[3] | pointers[4] | pointers[5]) & 15:
+        named = {"a": a, "b": b, "a_scale": a_scale, "b_scale": b_scale, "out": out}
+        if alpha is not None:
+            named["alpha"] = alpha
+        check_pointer_alignment(named)  # raises, naming the misaligned argument
     stream = _current_stream(index)
     workspace_ptr, workspace_capacity, counters_ptr, counter_capacity = 0, 0, 0, 0
     if plan.workspace_bytes:
@@ -152,9 +155,7 @@ def _launch_cuda(
         counters = _buffer(_counters, index, stream, plan.counters, torch.int32)
         counters_ptr, counter_capacity = counters.data_ptr(), counters.numel()
     plan.kernel.run(
-        a.data_ptr(), b.data_ptr(), a_scale.data_ptr(), b_scale.data_ptr(), out.data_ptr(),
-        0 if alpha is None else alpha.data_ptr(),
-        shape.m, shape.n, shape.k, shape.l, plan.split_k,
+        *pointers, shape.m, shape.n, shape.k, shape.l, plan.split_k,
         workspace_ptr, workspace_capacity, counters_ptr, counter_capacity, index, stream,
     )
 
