@@ -71,15 +71,8 @@ def check_gemm_args(
     return shape
 
 
-def _check_shapes_and_dtypes(
-    a: torch.Tensor,
-    b: torch.Tensor,
-    a_scale: torch.Tensor,
-    b_scale: torch.Tensor,
-    alpha: Optional[torch.Tensor],
-    out_dtype: torch.dtype,
-    out: Optional[torch.Tensor],
-) -> GemmShape:
+def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> GemmShape:
+    """The rules that depend only on the call's signature (dtypes, shapes, sizes); see check_gemm_args."""
     for name, t in (("a", a), ("b", b)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
