@@ -170,7 +170,12 @@ def _pick(family_configs: tuple[Config, ...], m: int, n: int, k: int, l: int, ou
         return choice, f"{choice.mma}, smallest token tile covering min(M, {_SM90_LARGEST_USEFUL_TOKEN_TILE}) (tile M = {choice.tile[0]})"
     if len(supported) == 1:
         return supported[0], "the only config of its family that runs the shape"
-    return supported[0], f"first config in table order that runs the shape ({len(rejected)} rejected)"
+    # No analytic model for this family yet (the B200 model is issue 3's): the table's first config
+    # that runs the shape is the default; tuned tables and config= reach the others.
+    return supported[0], (
+        f"first config in table order that runs the shape ({len(rejected)} rejected; no model yet for this "
+        f"family: a tuned table or config= selects the others)"
+    )
 
 
 def _from_tuned_table(
