@@ -17,7 +17,8 @@ import sys
 
 import torch
 
-from . import compiled_architectures, supported_capabilities
+from . import compiled_architectures
+from .ops import unsupported_reason
 from .task_shapes import RANKED_SHAPES
 from .testing import check_against_reference, random_operands
 
@@ -34,17 +35,12 @@ def _parse_shape(text: str) -> tuple[int, int, int]:
 
 
 def _supported_gpu() -> tuple[bool, str]:
-    archs = ", ".join(compiled_architectures()) or "none"
-    if not torch.cuda.is_available():
-        return False, f"no CUDA GPU visible; running the CPU reference path (this wheel carries: {archs})"
+    reason = unsupported_reason()
+    if reason is not None:
+        return False, f"{reason}; running the CPU reference path"
     capability = torch.cuda.get_device_capability()
-    name = torch.cuda.get_device_name()
-    if capability not in supported_capabilities():
-        return False, (
-            f"{name} (compute capability {capability[0]}.{capability[1]}) has no kernel in this wheel "
-            f"(carries: {archs}); running the CPU reference path"
-        )
-    return True, f"{name} (compute capability {capability[0]}.{capability[1]}), kernels: {archs}"
+    archs = ", ".join(compiled_architectures())
+    return True, f"{torch.cuda.get_device_name()} (compute capability {capability[0]}.{capability[1]}), kernels: {archs}"
 
 
 def _cpu_demo() -> int:

@@ -17,7 +17,7 @@ from ._checks import OUT_DTYPE_NAMES, GemmShape, check_gemm_args, check_pointer_
 from .formats import reference_gemm
 from .resolver import UnsupportedDeviceError, resolve
 
-__all__ = ["gemm", "compiled_architectures", "supported_capabilities"]
+__all__ = ["gemm", "compiled_architectures", "supported_capabilities", "unsupported_reason"]
 
 _SCHEMA = (
     "gemm(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale, Tensor? alpha=None, "
@@ -63,18 +63,32 @@ def _device_index(device: torch.device) -> int:
     return device.index if device.index is not None else torch.cuda.current_device()
 
 
-def _check_device_supported(index: int) -> None:
+def _capability_reason(index: int) -> Optional[str]:
     capability = torch.cuda.get_device_capability(index)
     if capability in supported_capabilities():
-        return
+        return None
     archs = ", ".join(compiled_architectures()) or "no CUDA architectures"
     caps = ", ".join(f"{major}.{minor}" for major, minor in supported_capabilities()) or "none"
-    raise UnsupportedDeviceError(
-        f"nvfp4_gemm has no kernel for {torch.cuda.get_device_name(index)} (compute capability "
-        f"{capability[0]}.{capability[1]}) on cuda:{index}: this wheel carries {archs}, which runs on compute "
-        f"capability {caps}. Rebuild with NVFP4_GEMM_CUDA_ARCHS for your GPU if the library supports it, or use "
-        f"CPU tensors for the reference implementation."
+    return (
+        f"no kernel for {torch.cuda.get_device_name(index)} (compute capability {capability[0]}.{capability[1]}) "
+        f"on cuda:{index}: this wheel carries {archs}, which runs on compute capability {caps}"
     )
+
+
+def unsupported_reason(index: Optional[int] = None) -> Optional[str]:
+    """None if this wheel has kernels for GPU `index` (default: the current one), else why not."""
+    if not torch.cuda.is_available():
+        return f"no CUDA GPU visible (this wheel carries: {', '.join(compiled_architectures()) or 'none'})"
+    return _capability_reason(torch.cuda.current_device() if index is None else index)
+
+
+def _check_device_supported(index: int) -> None:
+    reason = _capability_reason(index)
+    if reason is not None:
+        raise UnsupportedDeviceError(
+            f"nvfp4_gemm has {reason}. Rebuild with NVFP4_GEMM_CUDA_ARCHS for your GPU if the library supports "
+            f"it, or use CPU tensors for the reference implementation."
+        )
 
 
 def _make_plan(
