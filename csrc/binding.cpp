@@ -95,6 +95,7 @@ class Kernel {
   std::string config_name() const { return entry_->config_name; }
   std::string out_dtype() const { return out_dtype_name(entry_->out_dtype); }
   int sm_major() const { return entry_->sm_major; }
+  int pipeline_stages() const { return entry_->pipeline_stages; }
 
   std::optional<std::string> can_implement(int m, int n, int k, int l) const {
     GemmProblem p;
@@ -209,6 +210,8 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("config_name", &Kernel::config_name)
       .def_property_readonly("out_dtype", &Kernel::out_dtype)
       .def_property_readonly("sm_major", &Kernel::sm_major)
+      .def_property_readonly("pipeline_stages", &Kernel::pipeline_stages,
+                             "Shared-memory operand pipeline depth in K tiles (0: not reported).")
       .def("can_implement", &Kernel::can_implement, py::arg("m"), py::arg("n"), py::arg("k"),
            py::arg("l"), "None if CUTLASS accepts the problem, else why not (host only).")
       .def("workspace_bytes", &Kernel::workspace_bytes, py::arg("m"), py::arg("n"), py::arg("k"),

@@ -25,7 +25,12 @@ _OUT_ENUM = {"float16": "OutDtype::kFloat16", "bfloat16": "OutDtype::kBFloat16",
 def _sm100_kernel(config, out_dtype: str) -> str:
     element = {"float16": "cutlass::half_t", "bfloat16": "cutlass::bfloat16_t", "float32": "float"}[out_dtype]
     (tm, tn, tk), (cm, cn) = config.tile, config.cluster
-    return f"sm100::BlockScaledGemm<{tm}, {tn}, {tk}, {cm}, {cn}, {element}>"
+    stream_k = "true" if config.scheduler == "stream_k" else "false"
+    swap_ab = "true" if config.swap_ab else "false"
+    return (
+        f"sm100::BlockScaledGemm<{tm}, {tn}, {tk}, {cm}, {cn}, {element}, "
+        f"/*StreamK=*/{stream_k}, /*SwapAB=*/{swap_ab}>"
+    )
 
 
 def _sm90_kernel(config, out_dtype: str) -> str:

@@ -1,5 +1,7 @@
 """One config table, many consumers: the table, the generated registry and the Python list agree."""
 
+import json
+
 import pytest
 
 from nvfp4_gemm import _C, candidates, configs
@@ -41,6 +43,17 @@ def test_lookup_is_by_name_and_unknown_names_fail():
         ({"cluster": [8, 1]}, "cluster dims must be 1..4"),
         ({"name": "fast_kernel"}, "name must say what the config is"),
         ({"family": "sm75"}, "family must be one of"),
+        ({"scheduler": "round_robin"}, "scheduler must be one of"),
+        ({"swap_ab": "yes"}, "swap_ab must be true or false"),
+        ({"swap_ab": True}, "name must say what the config is"),  # the name lacks _swapab
+        (
+            {"tile": [128, 192, 256], "scheduler": "stream_k", "name": "sm100_1sm_128x192x256_c1x1_streamk"},
+            "runs stream-K data-parallel for tile N = 192",
+        ),
+        (
+            {"family": "sm90", "tile": [16, 128, 128], "swap_ab": True, "name": "sm90_dequant_16x128x128_splitk"},
+            "scheduler and swap_ab are sm100 options",
+        ),
     ],
 )
 def test_table_loader_rejects_bad_rows(tmp_path, row, message):
@@ -48,7 +61,7 @@ def test_table_loader_rejects_bad_rows(tmp_path, row, message):
     base.update(row)
     lines = ["schema = 1", "kernels_per_translation_unit = 3", "[[config]]"]
     for key, value in base.items():
-        lines.append(f"{key} = {value!r}".replace("'", '"'))
+        lines.append(f"{key} = {json.dumps(value)}")
     path = tmp_path / "configs.toml"
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(ValueError, match=message):

@@ -40,8 +40,26 @@ def test_random_valid_shapes_always_get_a_config_that_supports_them():
             with pytest.raises(ValueError, match="no config can run"):
                 nvfp4_gemm.resolve(m, n, k, l, getattr(torch, dtype))
             continue
-        config = nvfp4_gemm.resolve(m, n, k, l, getattr(torch, dtype))
-        assert config.supports(m, n, k, l, dtype) is None
+        resolution = nvfp4_gemm.resolve(m, n, k, l, getattr(torch, dtype), explain=True)
+        config = resolution.config
+        assert config.family == "sm100" and config.supports(m, n, k, l, dtype) is None
+        assert 1 <= resolution.split_k <= config.max_split_k(k)
+        assert config.name in resolution.reason and "B200 model" in resolution.reason
+        assert config.split_k or resolution.split_k == 1
+
+
+def test_random_valid_shapes_on_hopper_get_a_config_and_a_valid_split():
+    from nvfp4_gemm import resolver
+
+    gen = torch.Generator().manual_seed(1)
+    for _ in range(300):
+        m = int(torch.randint(1, 20000, (), generator=gen))
+        n = 8 * int(torch.randint(1, 2500, (), generator=gen))
+        k = 32 * int(torch.randint(1, 600, (), generator=gen))
+        l = int(torch.randint(1, 9, (), generator=gen))
+        resolution = resolver._resolve(m, n, k, l, "float16", 9, 132, None)
+        assert resolution.config.family == "sm90" and resolution.config.supports(m, n, k, l, "float16") is None
+        assert 1 <= resolution.split_k <= resolution.config.max_split_k(k)
 
 
 def test_unknown_family_is_a_clear_error():
@@ -82,3 +100,7 @@ def test_pinned_config_is_checked():
         resolver._resolve(128, 128, 128, 1, "float16", 9, 132, "sm100_1sm_128x128x256_c1x1")
     pinned = resolver._resolve(128, 256, 1024, 1, "float16", 9, 132, "sm90_dequant_16x128x128_splitk")
     assert pinned.config.name == "sm90_dequant_16x128x128_splitk" and "pinned" in pinned.reason
+    # a pinned stream-K config still gets the model's split count for it
+    pinned = resolver._resolve(128, 256, 16384, 1, "float16", 10, 148, "sm100_1sm_128x128x256_c1x1_streamk")
+    assert "pinned" in pinned.reason and "(B200 model)" in pinned.reason
+    assert pinned.split_k > 1  # two tiles, 64 K tiles: splitting is the point

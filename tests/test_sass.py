@@ -71,6 +71,23 @@ def test_gemm_kernels_use_nvfp4_block_scaled_mma(sass_by_function):
             assert re.search(r"\bUTCOMMA(\.\w+)*\.4X\b", body), f"{arch} {name[:80]}... lacks UTCOMMA.4X"
             # operands arrive through TMA (UTMALDG) and block scales through tensor memory (UTCCP)
             assert "UTMALDG" in body and "UTCCP" in body, f"{arch} {name[:80]}... lacks TMA loads or scale copies"
+            # programmatic dependent launch is compiled in: griddepcontrol.wait is ACQBULK in SASS
+            # (and launch_dependents PREEXIT; checked on a one-line kernel with nvcc 13.0)
+            assert "ACQBULK" in body and "PREEXIT" in body, f"{arch} {name[:80]}... lacks the PDL wait/trigger"
+
+
+def test_sm100_variants_compile_to_what_their_rows_say(sass_by_function):
+    from nvfp4_gemm.configs import OUT_DTYPES, load_table
+
+    rows = [load_table().by_name(name) for name in {k[0] for k in _C.kernels() if k[2] == 10}]
+    per_row = len(OUT_DTYPES)
+    for arch in [a for a in _C.compiled_architectures() if a.startswith("sm_10")]:
+        gemms = {name: body for (a, name), body in sass_by_function.items() if a == arch and "GemmUniversal" in name}
+        # stream-K rows instantiate CUTLASS's stream-K scheduler; 2SM rows issue CTA-pair MMAs
+        stream_k = [name for name in gemms if "StreamK" in name]
+        assert len(stream_k) == per_row * sum(r.scheduler == "stream_k" for r in rows), arch
+        pair_mma = [name for name, body in gemms.items() if "UTCOMMA.2CTA" in body]
+        assert len(pair_mma) == per_row * sum(r.two_sm for r in rows), arch
 
 
 def test_hopper_kernels_use_fp16_tensor_cores(sass_by_function):

@@ -8,7 +8,6 @@ import pytest
 
 from nvfp4_gemm import resolver
 from nvfp4_gemm.configs import load_table
-from nvfp4_gemm.tune import split_options
 
 
 def write_table(path, gpu="NVIDIA H200", schema=1, config="sm90_dequant_64x128x128_splitk", split_k=8):
@@ -58,11 +57,15 @@ def test_m_bucket():
 
 
 def test_split_options():
-    sm90 = load_table().by_name("sm90_dequant_128x128x128_splitk")
-    sm100 = load_table().by_name("sm100_1sm_128x128x256_c1x1")
-    assert split_options(sm90, 512) == (1, 2, 3, 4)
-    assert split_options(sm90, 16384)[-1] == 16
-    assert split_options(sm100, 16384) == (1,)
+    table = load_table()
+    sm90 = table.by_name("sm90_dequant_128x128x128_splitk")
+    sm100 = table.by_name("sm100_1sm_128x128x256_c1x1")
+    stream_k = table.by_name("sm100_1sm_128x128x256_c1x1_streamk")
+    assert sm90.split_options(512) == (1, 2, 3, 4)  # 4 K stages of 128
+    assert sm90.split_options(16384)[-1] == 16
+    assert sm100.split_options(16384) == (1,)  # data-parallel: no split-K
+    assert stream_k.split_options(512) == (1, 2)  # 2 K tiles of 256
+    assert stream_k.max_split_k(16384) == 64
 
 
 def test_main_job_without_a_gpu_runs_the_cpu_path():
@@ -80,3 +83,19 @@ def test_tuned_tables_can_be_switched_off(monkeypatch):
     assert resolver.tuned_tables() == []
     monkeypatch.delenv("NVFP4_GEMM_TUNED_TABLE")
     assert any(p.name == "nvidia_h200.json" for p in resolver.tuned_tables())
+
+
+def test_tuned_table_overrides_the_b200_model(tmp_path):
+    def resolve_b200(tables):
+        return resolver._resolve(128, 7168, 16384, 1, "float16", 10, 148, None, "NVIDIA B200", tables)
+
+    model = resolve_b200(())
+    assert "B200 model" in model.reason
+    measured = "sm100_1sm_128x64x256_c1x1_swapab_streamk"
+    assert model.config.name != measured
+    table = write_table(tmp_path / "b200.json", gpu="NVIDIA B200", config=measured, split_k=4)
+    tuned = resolve_b200(table)
+    assert (tuned.config.name, tuned.split_k) == (measured, 4)
+    assert "tuned table b200.json" in tuned.reason
+    # a split count the config cannot run (K = 16384 has 64 K tiles of 256) leaves the model in charge
+    assert "tuned" not in resolve_b200(write_table(tmp_path / "bad.json", gpu="NVIDIA B200", config=measured, split_k=65)).reason

@@ -6,6 +6,9 @@
         Elsewhere: run one small GEMM through the CPU reference path and say why.
     python -m nvfp4_gemm tune [--shapes MxNxK ...] [--out FILE] [--iters N]
         Measure every valid config on this GPU and write the tuned table the resolver reads.
+    python -m nvfp4_gemm model [--sm-count N]
+        Print the sm100 (B200) model's predicted times per config for the ranked shapes' weights
+        at M = 1, 16, 64, 128, 256 (the tables in docs/b200_model.md). Needs no GPU.
 
 Exit status 1 if any verification fails.
 """
@@ -83,6 +86,16 @@ def _tune(args) -> int:
     return 0
 
 
+def _model(args) -> int:
+    from . import sm100_model
+    from .resolver import candidates
+
+    machine = sm100_model.for_device(args.sm_count)
+    weights = tuple(dict.fromkeys((n, k) for _, n, k, _ in RANKED_SHAPES))
+    print(sm100_model.report(candidates(10), weights, machine))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nvfp4_gemm", description="NVFP4 GEMM: benchmark and tune")
     parser.add_argument("--shapes", nargs="+", type=_parse_shape, help="MxNxK ... (default: the ranked shapes)")
@@ -93,7 +106,11 @@ def main(argv: list[str] | None = None) -> int:
     tune_parser.add_argument("--shapes", nargs="+", type=_parse_shape, help="default: ranked shapes + decode sweep")
     tune_parser.add_argument("--out", help="tuned table path (default: <gpu name>.json here)")
     tune_parser.add_argument("--iters", type=int, default=50, help="timed calls per candidate")
+    model_parser = sub.add_parser("model", help="print the B200 model's predicted times (no GPU needed)")
+    model_parser.add_argument("--sm-count", type=int, default=148, help="multiprocessors (default: B200's 148)")
     args = parser.parse_args(argv)
+    if args.command == "model":
+        return _model(args)
 
     supported, how = _supported_gpu()
     print(f"nvfp4_gemm: {how}", flush=True)

@@ -33,6 +33,16 @@ FAMILY_SM_MAJOR = {"sm100": 10, "sm90": 9}
 _SM100_TILE_M = {128: "1sm", 256: "2sm"}
 _SM100_TILE_N = (64, 128, 192, 256)
 _SM100_TILE_K = (256,)
+# Tile schedulers: CUTLASS's default persistent data-parallel one, or its stream-K scheduler (split
+# count set at run time). CUTLASS 4.2's stream-K silently runs data-parallel for N = 192 tiles
+# (sm100_tile_scheduler_stream_k.hpp, ForceDataParallel), so the table refuses that pairing.
+_SM100_SCHEDULERS = ("data_parallel", "stream_k")
+_SM100_STREAM_K_TILE_N_UNSUPPORTED = (192,)
+# sm100 K tile: one split or stream-K unit is at least one MMA tile of K.
+SM100_TILE_K = 256
+
+# Split-K counts the tuner measures and the sm100 model predicts (the ones a K tile count allows).
+SPLIT_K_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16)
 
 # sm90 dequantizing kernel (csrc/include/nvfp4_gemm/sm90/dequant_gemm.cuh): tile M = tokens per CTA,
 # N = 128 weight rows, K = 128-element pipeline stages; split-K chosen at run time; the MMA
@@ -55,6 +65,8 @@ class Config:
     cluster: tuple[int, int]
     why: str
     mma: str = "tcgen05"  # sm100: tcgen05 block-scaled MMA; sm90: "mma_sync" or "wgmma"
+    scheduler: str = "data_parallel"  # sm100: "data_parallel" or "stream_k"
+    swap_ab: bool = False  # sm100: weights are the MMA's M operand, tokens its N (for small M)
 
     @property
     def sm_major(self) -> int:
@@ -67,7 +79,27 @@ class Config:
     @property
     def split_k(self) -> bool:
         """Whether the kernel takes a run-time split-K count (chosen by the resolver)."""
-        return self.family == "sm90"
+        return self.family == "sm90" or self.scheduler == "stream_k"
+
+    def max_split_k(self, k: int) -> int:
+        """The largest split-K count the kernel accepts for K: one split per K tile at most."""
+        if not self.split_k:
+            return 1
+        return -(-k // self.tile[2])
+
+    def split_options(self, k: int) -> tuple[int, ...]:
+        """The split-K counts worth trying for K: (1,) without split-K."""
+        return tuple(s for s in SPLIT_K_CHOICES if s <= self.max_split_k(k))
+
+    @property
+    def tokens_per_tile(self) -> int:
+        """Rows of a (tokens, the user's M) one CTA's tile covers; the tile's N side if swapped."""
+        return self.tile[1] if self.swap_ab else self.tile[0]
+
+    @property
+    def weights_per_tile(self) -> int:
+        """Rows of b (weights, the user's N) one tile covers."""
+        return self.tile[0] if self.swap_ab else self.tile[1]
 
     def supports(self, m: int, n: int, k: int, l: int, out_dtype: str) -> Optional[str]:
         """None if this config can run the problem, else the rule it breaks (a sentence)."""
@@ -101,12 +133,19 @@ def shape_rule_violation(m: int, n: int, k: int, l: int, out_dtype: str) -> Opti
     return None
 
 
-def _config_name(family: str, tile: tuple[int, int, int], cluster: tuple[int, int], mma: str) -> str:
+def _config_name(
+    family: str, tile: tuple[int, int, int], cluster: tuple[int, int], mma: str, scheduler: str, swap_ab: bool
+) -> str:
     if family == "sm90":
         kind = "wgmma" if mma == "wgmma" else "dequant"
         return f"sm90_{kind}_{tile[0]}x{tile[1]}x{tile[2]}_splitk"
     sms = _SM100_TILE_M.get(tile[0], "?sm")
-    return f"{family}_{sms}_{tile[0]}x{tile[1]}x{tile[2]}_c{cluster[0]}x{cluster[1]}"
+    name = f"{family}_{sms}_{tile[0]}x{tile[1]}x{tile[2]}_c{cluster[0]}x{cluster[1]}"
+    if swap_ab:
+        name += "_swapab"
+    if scheduler == "stream_k":
+        name += "_streamk"
+    return name
 
 
 def _check_row(row: dict, index: int) -> Config:
@@ -141,10 +180,23 @@ def _check_row(row: dict, index: int) -> Config:
         raise ValueError(f"{where}: sm90 mma must be one of {_SM90_MMA}, got {mma!r}")
     if family == "sm100" and mma != "tcgen05":
         raise ValueError(f"{where}: sm100 configs use the tcgen05 MMA, got mma = {mma!r}")
-    expected = _config_name(family, tile, cluster, mma)
+    scheduler = row.get("scheduler", "data_parallel")
+    swap_ab = row.get("swap_ab", False)
+    if not isinstance(swap_ab, bool):
+        raise ValueError(f"{where}: swap_ab must be true or false, got {swap_ab!r}")
+    if family != "sm100" and (scheduler != "data_parallel" or swap_ab):
+        raise ValueError(f"{where}: scheduler and swap_ab are sm100 options (the sm90 kernel has its own split-K)")
+    if scheduler not in _SM100_SCHEDULERS:
+        raise ValueError(f"{where}: scheduler must be one of {_SM100_SCHEDULERS}, got {scheduler!r}")
+    if scheduler == "stream_k" and tile[1] in _SM100_STREAM_K_TILE_N_UNSUPPORTED:
+        raise ValueError(f"{where}: CUTLASS 4.2 runs stream-K data-parallel for tile N = {tile[1]}; use another N")
+    expected = _config_name(family, tile, cluster, mma, scheduler, swap_ab)
     if row["name"] != expected:
         raise ValueError(f"{where}: name must say what the config is: expected {expected!r}")
-    return Config(name=row["name"], family=family, tile=tile, cluster=cluster, why=row.get("why", ""), mma=mma)
+    return Config(
+        name=row["name"], family=family, tile=tile, cluster=cluster, why=row.get("why", ""), mma=mma,
+        scheduler=scheduler, swap_ab=swap_ab,
+    )
 
 
 def table_path() -> Path:

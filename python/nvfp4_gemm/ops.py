@@ -103,6 +103,11 @@ def _make_plan(
         split_k = resolution.split_k
     elif split_k > 1 and not resolution.config.split_k:
         raise ValueError(f"split_k={split_k}: config {name!r} has no split-K (pass split_k=None or 1)")
+    elif split_k > resolution.config.max_split_k(shape.k):
+        raise ValueError(
+            f"split_k={split_k}: config {name!r} splits K={shape.k} into at most "
+            f"{resolution.config.max_split_k(shape.k)} parts (one per {resolution.config.tile[2]}-element K tile)"
+        )
     try:
         kernel = _C.lookup(name, dtype_name)
     except KeyError:

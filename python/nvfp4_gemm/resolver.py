@@ -19,6 +19,7 @@ from typing import Optional, Union
 
 import torch
 
+from . import sm100_model
 from ._checks import OUT_DTYPE_NAMES
 from .configs import FAMILY_SM_MAJOR, Config, load_table
 
@@ -145,7 +146,10 @@ def _sm90_split_k(config: Config, m: int, n: int, k: int, l: int, sm_count: int)
     )
 
 
-def _pick(family_configs: tuple[Config, ...], m: int, n: int, k: int, l: int, out_dtype: str) -> tuple[Config, str]:
+def _pick(
+    family_configs: tuple[Config, ...], m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int
+) -> tuple[Config, Optional[int], str]:
+    """(config, split_k or None for the family's own rule, why) from the family's model."""
     rejected = []
     supported = []
     for config in family_configs:
@@ -167,15 +171,17 @@ def _pick(family_configs: tuple[Config, ...], m: int, n: int, k: int, l: int, ou
         pool = [c for c in supported if c.mma == "wgmma"] or supported
         covering = [c for c in pool if c.tile[0] >= wanted]
         choice = min(covering, key=lambda c: c.tile[0])
-        return choice, f"{choice.mma}, smallest token tile covering min(M, {_SM90_LARGEST_USEFUL_TOKEN_TILE}) (tile M = {choice.tile[0]})"
-    if len(supported) == 1:
-        return supported[0], "the only config of its family that runs the shape"
-    # No analytic model for this family yet (the B200 model is issue 3's): the table's first config
-    # that runs the shape is the default; tuned tables and config= reach the others.
-    return supported[0], (
-        f"first config in table order that runs the shape ({len(rejected)} rejected; no model yet for this "
-        f"family: a tuned table or config= selects the others)"
-    )
+        why = f"{choice.mma}, smallest token tile covering min(M, {_SM90_LARGEST_USEFUL_TOKEN_TILE}) (tile M = {choice.tile[0]})"
+        return choice, None, why
+    # sm100: the analytic model (nvfp4_gemm/sm100_model.py, docs/b200_model.md) predicts every config
+    # at its best split count; the fastest wins, table order breaks ties.
+    machine = sm100_model.for_device(sm_count)
+    ranking = sm100_model.rank(tuple(supported), m, n, k, l, out_dtype, machine)
+    best = ranking[0]
+    why = f"B200 model ({machine.sm_count} SMs) predicts {best.describe()}"
+    if len(ranking) > 1:
+        why += f"; runner-up {ranking[1].config.name} split_k={ranking[1].split_k} {ranking[1].us:.2f} us"
+    return best.config, best.split_k, why
 
 
 def _from_tuned_table(
@@ -192,10 +198,9 @@ def _from_tuned_table(
     except KeyError:
         return None  # a table from an older build: the model decides
     split_k = int(best.get("split_k", 1))
-    stages = -(-k // _SM90_STAGE_K)
     if config.sm_major != sm_major or config.supports(m, n, k, l, out_dtype) is not None:
         return None
-    if split_k < 1 or (split_k > 1 and (not config.split_k or split_k > stages)):
+    if not 1 <= split_k <= config.max_split_k(k):
         return None
     reason = (
         f"M={m} N={n} K={k} L={l} {out_dtype} -> {config.name}, split_k={split_k}: tuned table {source}, "
@@ -231,12 +236,20 @@ def _resolve(
         if violation is not None:
             raise ValueError(f"config {pinned!r} cannot run M={m} N={n} K={k} L={l} {out_dtype}: {violation}")
         why = "pinned by the caller"
+        split_k = None
     else:
         tuned = _from_tuned_table(m, n, k, l, out_dtype, sm_major, gpu_name, tables)
         if tuned is not None:
             return tuned
-        config, why = _pick(family_configs, m, n, k, l, out_dtype)
-    split_k, split_why = _sm90_split_k(config, m, n, k, l, sm_count) if config.split_k else (1, "no split-K")
+        config, split_k, why = _pick(family_configs, m, n, k, l, out_dtype, sm_count)
+    if split_k is not None:
+        split_why = f"split_k={split_k}" if config.split_k else "no split-K"
+    elif config.family == "sm90":
+        split_k, split_why = _sm90_split_k(config, m, n, k, l, sm_count)
+    else:  # a pinned sm100 config: its best split count by the model
+        machine = sm100_model.for_device(sm_count)
+        split_k = sm100_model.rank((config,), m, n, k, l, out_dtype, machine)[0].split_k
+        split_why = f"split_k={split_k} (B200 model)" if config.split_k else "no split-K"
     reason = f"M={m} N={n} K={k} L={l} {out_dtype} -> {config.name}, {split_why}: {why}; {config.why}"
     return Resolution(config=config, split_k=split_k, reason=reason)
 

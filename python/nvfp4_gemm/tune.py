@@ -17,23 +17,12 @@ import torch
 
 from . import __version__
 from ._checks import OUT_DTYPE_NAMES
-from .configs import Config
 from .ops import gemm
 from .resolver import TUNED_TABLE_SCHEMA, candidates, m_bucket
 from .testing import check_against_reference, random_operands
 from .timing import time_cuda
 
-__all__ = ["split_options", "tune", "environment"]
-
-_SPLIT_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16)
-_STAGE_K = 128
-
-
-def split_options(config: Config, k: int) -> tuple[int, ...]:
-    if not config.split_k:
-        return (1,)
-    stages = -(-k // _STAGE_K)
-    return tuple(s for s in _SPLIT_CHOICES if s <= stages)
+__all__ = ["tune", "environment"]
 
 
 def environment() -> dict:
@@ -76,7 +65,7 @@ def tune(
             (config, split)
             for config in candidates(major)
             if config.supports(m, n, k, 1, dtype_name) is None
-            for split in split_options(config, k)
+            for split in config.split_options(k)
         ]
         measured = []
         for number, (config, split) in enumerate(pairs, start=1):

@@ -52,6 +52,10 @@ struct KernelEntry {
   // pointers; problem.alpha is ignored in favour of `alpha`), float64 accumulation, float64 output
   // written through the output stride the launcher builds into `out` ((l, m, n) elements).
   void (*host_reference)(const GemmProblem&, double alpha, double* out);
+
+  // Facts of the compiled kernel that the resolver's model also derives (a test compares them):
+  // depth of the shared-memory operand pipeline in K tiles (0 where a family does not report it).
+  int pipeline_stages = 0;
 };
 
 }  // namespace nvfp4_gemm

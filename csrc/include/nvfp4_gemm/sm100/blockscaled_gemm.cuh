@@ -5,6 +5,19 @@
 // contiguous), so the kernel computes a @ b.T with no transpose in memory. Scales arrive in the
 // cuBLAS 128x4 blocked layout, which is exactly CUTLASS's Sm1xxBlkScaledConfig atom for a
 // 16-element scale vector: the pointers go to the kernel as given.
+//
+// Swap-AB variants compute out.T = b @ a.T instead: the weights fill the 128/256-row MMA M side,
+// the few tokens a narrow N tile, and D is written column-major with leading dimension N, which is
+// the user's row-major (M, N) output. Both operands stay K-major and both scale tensors keep their
+// blocked layout (SFA and SFB share one atom), so nothing is copied or transposed.
+//
+// Stream-K variants use CUTLASS's stream-K tile scheduler: split_k = 1 spreads the K iterations of
+// all tiles evenly over the SMs (stream-K), split_k > 1 cuts every tile's K range into that many
+// splits; both reduce deterministically (partials summed in a fixed order) in the workspace.
+//
+// Every kernel is launched with programmatic dependent launch: it may start while the previous
+// kernel on the stream finishes, and waits (griddepcontrol.wait, compiled in through
+// CUTLASS_ENABLE_GDC_FOR_SM100) before its first global memory access.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -26,10 +39,13 @@
 
 namespace nvfp4_gemm::sm100 {
 
-template <int TileM, int TileN, int TileK, int ClusterM, int ClusterN, class ElementOut>
+template <int TileM, int TileN, int TileK, int ClusterM, int ClusterN, class ElementOut, bool StreamK,
+          bool SwapAB>
 struct BlockScaledGemm {
   // CUTLASS 4.2: a 1SM MMA tile has M = 128, a 2SM tile (a CTA pair) has M = 256.
   static constexpr bool kTwoSm = TileM == 256;
+  static constexpr bool kStreamK = StreamK;
+  static constexpr bool kSwapAB = SwapAB;
   static_assert(TileM == 128 || TileM == 256, "sm100 block-scaled MMA tile M is 128 (1SM) or 256 (2SM)");
   static_assert(!kTwoSm || ClusterM % 2 == 0, "a 2SM tile needs an even cluster M");
 
@@ -37,10 +53,12 @@ struct BlockScaledGemm {
   using ElementAccumulator = float;
   using LayoutA = cutlass::layout::RowMajor;
   using LayoutB = cutlass::layout::ColumnMajor;
-  using LayoutD = cutlass::layout::RowMajor;
+  // The user's (M, N) row-major output is (N, M) column-major for the swapped problem.
+  using LayoutD = std::conditional_t<SwapAB, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
   // 32 FP4 elements = 16 bytes, TMA's minimum row alignment: this is why K must be a multiple of 32.
   static constexpr int kAlignmentAB = 32;
-  // 16 bytes of output per row: N a multiple of 8 (fp16/bf16) or 4 (fp32).
+  // 16 bytes of output per row: N a multiple of 8 (fp16/bf16) or 4 (fp32), in both orientations
+  // (the swapped problem's contiguous output dimension is its M, the user's N).
   static constexpr int kAlignmentD = 128 / cutlass::sizeof_bits<ElementOut>::value;
 
   using MmaTileShape = cute::Shape<cute::Int<TileM>, cute::Int<TileN>, cute::Int<TileK>>;
@@ -64,67 +82,97 @@ struct BlockScaledGemm {
           sizeof(typename CollectiveEpilogue::SharedStorage))>,
       MainloopSchedule>::CollectiveOp;
 
-  using GemmKernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>,
-                                                          CollectiveMainloop, CollectiveEpilogue, void>;
+  using TileScheduler = std::conditional_t<StreamK, cutlass::gemm::StreamKScheduler, void>;
+  using GemmKernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, CollectiveMainloop,
+                                                          CollectiveEpilogue, TileScheduler>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
   using Arguments = typename Gemm::Arguments;
   using ScaleConfig = typename CollectiveMainloop::Sm1xxBlkScaledConfig;
   using ElementData = typename ElementAB::DataType;
   using ElementScale = typename ElementAB::ScaleFactorType;
+  static constexpr int kPipelineStages = CollectiveMainloop::DispatchPolicy::Stages;
 
   // The single place that turns a GemmProblem into kernel arguments. The launch and both test
   // hooks (scale offsets, host reference) call it, so the tests prove what the device receives.
   // Host-only callers pass sm_count = 1: it keeps CUTLASS from querying a device (there may be none);
-  // no shape or stride depends on it for this data-parallel kernel.
-  static Arguments make_arguments(const GemmProblem& p, int device_id, int sm_count) {
+  // it sizes only the persistent grid and the stream-K work split, never a shape or a stride.
+  static Arguments make_arguments(const GemmProblem& p, int device_id, int sm_count, int split_k) {
     using StrideA = typename GemmKernel::StrideA;
     using StrideB = typename GemmKernel::StrideB;
     using StrideC = typename GemmKernel::StrideC;
     using StrideD = typename GemmKernel::StrideD;
-    const auto problem_mnkl = cute::make_shape(p.m, p.n, p.k, p.l);
+    // The kernel's own (M, N) and operands: the user's, or their swap.
+    const int kernel_m = SwapAB ? p.n : p.m;
+    const int kernel_n = SwapAB ? p.m : p.n;
+    const void* operand_a = SwapAB ? p.b : p.a;
+    const void* operand_b = SwapAB ? p.a : p.b;
+    const void* scale_a = SwapAB ? p.b_scale_blocked : p.a_scale_blocked;
+    const void* scale_b = SwapAB ? p.a_scale_blocked : p.b_scale_blocked;
+    const auto problem_mnkl = cute::make_shape(kernel_m, kernel_n, p.k, p.l);
 
     Arguments args{};
     args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
-    args.problem_shape = {p.m, p.n, p.k, p.l};
-    args.mainloop.ptr_A = static_cast<const ElementData*>(p.a);
-    args.mainloop.dA = cutlass::make_cute_packed_stride(StrideA{}, cute::make_shape(p.m, p.k, p.l));
-    args.mainloop.ptr_B = static_cast<const ElementData*>(p.b);
-    args.mainloop.dB = cutlass::make_cute_packed_stride(StrideB{}, cute::make_shape(p.n, p.k, p.l));
-    args.mainloop.ptr_SFA = static_cast<const ElementScale*>(p.a_scale_blocked);
+    args.problem_shape = {kernel_m, kernel_n, p.k, p.l};
+    args.mainloop.ptr_A = static_cast<const ElementData*>(operand_a);
+    args.mainloop.dA = cutlass::make_cute_packed_stride(StrideA{}, cute::make_shape(kernel_m, p.k, p.l));
+    args.mainloop.ptr_B = static_cast<const ElementData*>(operand_b);
+    args.mainloop.dB = cutlass::make_cute_packed_stride(StrideB{}, cute::make_shape(kernel_n, p.k, p.l));
+    args.mainloop.ptr_SFA = static_cast<const ElementScale*>(scale_a);
     args.mainloop.layout_SFA = ScaleConfig::tile_atom_to_shape_SFA(problem_mnkl);
-    args.mainloop.ptr_SFB = static_cast<const ElementScale*>(p.b_scale_blocked);
+    args.mainloop.ptr_SFB = static_cast<const ElementScale*>(scale_b);
     args.mainloop.layout_SFB = ScaleConfig::tile_atom_to_shape_SFB(problem_mnkl);
 
     args.epilogue.ptr_C = nullptr;
-    args.epilogue.dC = cutlass::make_cute_packed_stride(StrideC{}, cute::make_shape(p.m, p.n, p.l));
+    args.epilogue.dC = cutlass::make_cute_packed_stride(StrideC{}, cute::make_shape(kernel_m, kernel_n, p.l));
     args.epilogue.ptr_D = static_cast<ElementOut*>(p.out);
-    args.epilogue.dD = cutlass::make_cute_packed_stride(StrideD{}, cute::make_shape(p.m, p.n, p.l));
+    args.epilogue.dD = cutlass::make_cute_packed_stride(StrideD{}, cute::make_shape(kernel_m, kernel_n, p.l));
     args.epilogue.thread.alpha = 1.0f;  // used only when alpha_ptr is null
     args.epilogue.thread.alpha_ptr = p.alpha;
     args.epilogue.thread.beta = 0.0f;
+
+    if constexpr (StreamK) {
+      using Decomposition = typename GemmKernel::TileScheduler::Params::DecompositionMode;
+      using Reduction = typename GemmKernel::TileScheduler::Params::ReductionMode;
+      args.scheduler.splits = split_k;
+      args.scheduler.decomposition_mode = split_k > 1 ? Decomposition::SplitK : Decomposition::StreamK;
+      args.scheduler.reduction_mode = Reduction::Deterministic;
+    }
 
     args.hw_info.device_id = device_id;
     args.hw_info.sm_count = sm_count;
     return args;
   }
 
+  // The scale layout the kernel reads the user's a (or b) scales through.
+  template <class Args>
+  static const auto& user_scale_layout(const Args& args, ScaleOperand operand_of_user) {
+    const bool kernel_a = (operand_of_user == ScaleOperand::kA) != SwapAB;
+    if constexpr (std::is_same_v<decltype(args.mainloop.layout_SFA), decltype(args.mainloop.layout_SFB)>) {
+      return kernel_a ? args.mainloop.layout_SFA : args.mainloop.layout_SFB;
+    } else {
+      static_assert(sizeof(Args) == 0, "SFA and SFB layouts differ in type: walk them separately");
+    }
+  }
+
   static LaunchStatus can_implement(const GemmProblem& p) {
-    Arguments args = make_arguments(p, /*device_id=*/0, /*sm_count=*/1);
+    Arguments args = make_arguments(p, /*device_id=*/0, /*sm_count=*/1, /*split_k=*/1);
     if (Gemm::can_implement(args) != cutlass::Status::kSuccess) {
       return {false, "CUTLASS can_implement rejected the problem (alignment or shape)"};
     }
     return {};
   }
 
-  static std::size_t workspace_bytes(const GemmProblem& p, int device_id, int sm_count, int /*split_k*/) {
-    return Gemm::get_workspace_size(make_arguments(p, device_id, sm_count));
+  // Stream-K partials and barriers (zero for data-parallel kernels); sized with the device's SM count.
+  static std::size_t workspace_bytes(const GemmProblem& p, int device_id, int sm_count, int split_k) {
+    return Gemm::get_workspace_size(make_arguments(p, device_id, sm_count, split_k));
   }
 
   static std::size_t counters_needed(const GemmProblem&, int /*split_k*/) { return 0; }
 
   static LaunchStatus launch(const GemmProblem& p, const LaunchContext& ctx) {
-    if (ctx.split_k != 1) return {false, "this data-parallel kernel takes split_k = 1 only"};
-    Arguments args = make_arguments(p, ctx.device_id, ctx.sm_count);
+    if (!StreamK && ctx.split_k != 1) return {false, "this data-parallel kernel takes split_k = 1 only"};
+    if (ctx.split_k < 1) return {false, "split_k must be at least 1"};
+    Arguments args = make_arguments(p, ctx.device_id, ctx.sm_count, ctx.split_k);
     if (Gemm::can_implement(args) != cutlass::Status::kSuccess) {
       return {false, "CUTLASS can_implement rejected the problem (alignment or shape)"};
     }
@@ -132,10 +180,11 @@ struct BlockScaledGemm {
       return {false, "workspace smaller than the kernel needs"};
     }
     Gemm gemm;
+    // (Stream-K: initialize also clears the reduction barriers in the workspace, on ctx.stream.)
     if (gemm.initialize(args, ctx.workspace, ctx.stream) != cutlass::Status::kSuccess) {
       return {false, "CUTLASS initialize failed (TMA descriptor or shared-memory attribute)"};
     }
-    if (gemm.run(ctx.stream) != cutlass::Status::kSuccess) {
+    if (gemm.run(ctx.stream, /*cuda_adapter=*/nullptr, /*launch_with_pdl=*/true) != cutlass::Status::kSuccess) {
       return {false, "CUTLASS kernel launch failed"};
     }
     return {};

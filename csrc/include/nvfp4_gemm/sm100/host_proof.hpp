@@ -23,21 +23,17 @@ void scale_offsets(ScaleOperand operand, int rows, int k, int l, std::int64_t* o
   p.n = operand == ScaleOperand::kA ? other_rows : rows;
   p.k = k;
   p.l = l;
-  const auto args = Kernel::make_arguments(p, /*device_id=*/0, /*sm_count=*/1);
+  const auto args = Kernel::make_arguments(p, /*device_id=*/0, /*sm_count=*/1, /*split_k=*/1);
+  // For a swap-AB kernel the user's a scales are the kernel's SFB: the hook answers for the user's
+  // operand, so the test's expectation is the same for every kernel.
+  const auto& layout = Kernel::user_scale_layout(args, operand);
   const int k_blocks = k / 16;
-  auto walk = [&](const auto& layout) {
-    std::int64_t i = 0;
-    // The scale layouts are indexed by element coordinates (row, k, l) with stride 0 inside each
-    // 16-element block, so block c is read at k = 16 * c.
-    for (int batch = 0; batch < l; ++batch)
-      for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < k_blocks; ++c) offsets[i++] = layout(r, 16 * c, batch);
-  };
-  if (operand == ScaleOperand::kA) {
-    walk(args.mainloop.layout_SFA);
-  } else {
-    walk(args.mainloop.layout_SFB);
-  }
+  // The scale layouts are indexed by element coordinates (row, k, l) with stride 0 inside each
+  // 16-element block, so block c is read at k = 16 * c.
+  std::int64_t i = 0;
+  for (int batch = 0; batch < l; ++batch)
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < k_blocks; ++c) offsets[i++] = layout(r, 16 * c, batch);
 }
 
 template <class Kernel>
@@ -45,16 +41,20 @@ void host_reference(const GemmProblem& p, double alpha, double* out) {
   using namespace cute;
   using Data = typename Kernel::ElementData;
   using Scale = typename Kernel::ElementScale;
-  const auto args = Kernel::make_arguments(p, /*device_id=*/0, /*sm_count=*/1);
+  const auto args = Kernel::make_arguments(p, /*device_id=*/0, /*sm_count=*/1, /*split_k=*/1);
   const auto& ml = args.mainloop;
+  const auto& shape = args.problem_shape;  // the kernel's own (M, N, K, L): swapped for swap-AB
+  const int m = cute::get<0>(shape), n = cute::get<1>(shape);
 
-  auto tensor_a = make_tensor(recast_ptr<Data>(const_cast<void*>(p.a)),
-                              make_layout(make_shape(p.m, p.k, p.l), ml.dA));
-  auto tensor_b = make_tensor(recast_ptr<Data>(const_cast<void*>(p.b)),
-                              make_layout(make_shape(p.n, p.k, p.l), ml.dB));
-  auto tensor_sfa = make_tensor(static_cast<const Scale*>(p.a_scale_blocked), ml.layout_SFA);
-  auto tensor_sfb = make_tensor(static_cast<const Scale*>(p.b_scale_blocked), ml.layout_SFB);
-  auto layout_d = make_layout(make_shape(p.m, p.n, p.l), args.epilogue.dD);
+  // Everything below comes from the arguments the device would receive: pointers, strides, scale
+  // layouts and the output stride; the user's problem is not consulted again.
+  auto tensor_a = make_tensor(recast_ptr<Data>(const_cast<Data*>(ml.ptr_A)), make_layout(make_shape(m, p.k, p.l), ml.dA));
+  auto tensor_b = make_tensor(recast_ptr<Data>(const_cast<Data*>(ml.ptr_B)), make_layout(make_shape(n, p.k, p.l), ml.dB));
+  auto tensor_sfa = make_tensor(ml.ptr_SFA, ml.layout_SFA);
+  auto tensor_sfb = make_tensor(ml.ptr_SFB, ml.layout_SFB);
+  auto layout_d = make_layout(make_shape(m, n, p.l), args.epilogue.dD);
+  // The kernel writes ElementOut through ptr_D; the reference writes float64 at the same element
+  // offsets into `out` (the test's (l, m, n) buffer), so a wrong output stride moves the results.
   auto tensor_d = make_tensor(out, layout_d);
   // The kernel has no source tensor (ElementC = void); a null C keeps the reference from reading one.
   auto tensor_c = make_tensor(static_cast<double*>(nullptr), layout_d);
@@ -81,7 +81,8 @@ constexpr KernelEntry make_entry(const char* config_name, OutDtype out_dtype) {
                      &Kernel::counters_needed,
                      &Kernel::launch,
                      &scale_offsets<Kernel>,
-                     &host_reference<Kernel>};
+                     &host_reference<Kernel>,
+                     Kernel::kPipelineStages};
 }
 
 }  // namespace nvfp4_gemm::sm100

@@ -1,0 +1,246 @@
+"""Analytic time model of the sm100 (Blackwell) config family, for the resolver without measurements.
+
+What the model says, in one paragraph: a CUTLASS sm100 block-scaled kernel streams its operands
+through a TMA pipeline of `stages` K tiles (256 elements each) per CTA. By Little's law a CTA then
+retires at most `stages` K tiles per memory latency, whatever its tile size, so a wide tile moves
+more bytes per SM per microsecond than a narrow one, and a narrow tile needs more tiles (or split-K /
+stream-K) to keep all SMs busy. The GPU cannot move unique bytes faster than DRAM, and the tensor
+cores cannot go faster than their FP4 rate. Add a launch, one latency to fill the pipeline, the
+epilogue, and for split work the deterministic reduction of partial tiles.
+
+  time = launch (+ workspace clear for stream-K) + fill
+         + max(per-SM K-tile chain, unique DRAM bytes / DRAM bandwidth)
+         + reduction of partials + epilogue
+
+Every constant is in `Sm100Machine` with where it comes from. Nothing here was measured on a
+Blackwell GPU (none was available): the predictions in docs/b200_model.md are for a B200 owner to
+compare with `python -m nvfp4_gemm tune`, whose table then overrides the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Optional
+
+from .configs import SM100_TILE_K, Config
+
+__all__ = ["B200", "Prediction", "Sm100Machine", "estimated_stages", "pipeline_stages", "predict", "rank"]
+
+_OUT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
+# NVFP4 operand bytes per element: a 4-bit value plus a 1-byte scale per 16 values.
+_OPERAND_BYTES_PER_ELEMENT = 0.5 + 1 / 16
+_PARTIAL_BYTES = 4  # split-K / stream-K partials are FP32 accumulators
+
+
+@dataclass(frozen=True)
+class Sm100Machine:
+    """The GPU the model describes. Defaults: a B200. Units: bytes, microseconds."""
+
+    # 148 SMs: NVIDIA B200 (2 dies x 74 enabled SMs; Chips and Cheese, "Nvidia's B200: Keeping the
+    # CUDA juggernaut rolling", 2025). A real device's own count replaces it (resolver).
+    sm_count: int = 148
+    # 7.68 TB/s: the bandwidth the GPU MODE organisers divide by for their B200 speed of light
+    # (shared/spec/task_shapes.yaml); NVIDIA's datasheet peak is 8 TB/s.
+    dram_bytes_per_us: float = 7.68e6
+    # 9 PFLOP/s dense FP4 (NVIDIA B200 datasheet: 18 PFLOP/s with 2:4 sparsity) over 148 SMs: a
+    # per-SM rate, so a device with another SM count scales with it.
+    fp4_flops_per_us_per_sm: float = 9.0e9 / 148
+    # 232448 B of shared memory per SM usable by one CTA: cutlass::arch::sm100_smem_capacity_bytes
+    # (CUTLASS 4.2, cutlass/arch/arch.h); the CUDA guide lists 228 KB per SM for compute capability 10.0.
+    smem_bytes: int = 232448
+    # 126 MB of L2 (Chips and Cheese's B200 article; NVIDIA's Blackwell material): operands that fit
+    # together are read from DRAM once.
+    l2_bytes: int = 126 * 2**20
+    # ASSUMPTION (not measured on a B200): loaded DRAM latency seen by a TMA load, 1 us. Chips and
+    # Cheese measured ~150 ns to B200's L2 within a die; DRAM adds several hundred ns unloaded and
+    # queueing under full load. The first constant to calibrate against a B200 tune run.
+    latency_us: float = 1.0
+    # ASSUMPTION: launch-to-first-instruction of one kernel, 2 us, the usual order for a CUDA launch
+    # on an idle stream (on our H200 a whole tiny GEMM replayed from a CUDA graph took 6.6 us of
+    # device time: an upper bound). Equal for every config, so it shifts times, not choices.
+    launch_us: float = 2.0
+    # ASSUMPTION: CUTLASS's stream-K `initialize()` clears the reduction barriers with a memset on
+    # every call (issue 3's CUTLASS 4.2 facts): one more small operation on the stream, ~1 us.
+    workspace_clear_us: float = 1.0
+
+
+B200 = Sm100Machine()
+
+
+def _kernel_view(config: Config, m: int, n: int) -> tuple[int, int]:
+    """(M, N) of the problem the kernel itself computes: swapped for swap-AB configs."""
+    return (n, m) if config.swap_ab else (m, n)
+
+
+def estimated_stages(config: Config, out_dtype: str, machine: Sm100Machine = B200) -> int:
+    """Pipeline depth the way CUTLASS's StageCountAutoCarveout counts it, approximately.
+
+    Per CTA and K tile: its A rows and B rows at 128 bytes each (256 FP4 values), scale tiles padded
+    to 128 rows at 16 bytes each, and the pipeline barrier; the epilogue's staging buffer and the
+    scheduler's storage are carved out first. Exact for tile N <= 192 (tests/test_sm100_model.py
+    compares it with every compiled kernel); for N = 256 CUTLASS's epilogue builder picks a larger,
+    hand-tuned staging buffer, so this overestimates. The model uses the compiled kernel's own count
+    (`_C.Kernel.pipeline_stages`) whenever the build carries it.
+    """
+    ctas = 2 if config.two_sm else 1
+    a_rows = config.tile[0] // ctas
+    b_rows = config.tile[1] // ctas
+    k_bytes = SM100_TILE_K // 2
+    scale_bytes = (max(a_rows, 128) + max(b_rows, 128)) * (SM100_TILE_K // 16)
+    stage = (a_rows + b_rows) * k_bytes + scale_bytes + 16
+    # epilogue staging: CUTLASS's auto epilogue tile stores 2 buffers of 128 x 32 outputs here
+    carveout = 2 * 128 * 32 * _OUT_BYTES[out_dtype] + 1024
+    return max(1, (machine.smem_bytes - carveout) // stage)
+
+
+def pipeline_stages(config: Config, out_dtype: str, machine: Sm100Machine = B200) -> int:
+    """The compiled kernel's pipeline depth when this build carries it, else the estimate."""
+    try:
+        from . import _C
+
+        stages = _C.lookup(config.name, out_dtype).pipeline_stages
+    except (ImportError, KeyError):
+        stages = 0
+    return stages if stages > 0 else estimated_stages(config, out_dtype, machine)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    config: Config
+    split_k: int  # 1 = data-parallel (or stream-K for stream-K configs)
+    us: float
+    terms: dict = field(compare=False)  # the model's terms in us, for explanations and docs
+
+    def describe(self) -> str:
+        order = ("launch", "fill", "k_loop", "dram_floor", "reduction", "epilogue")
+        parts = ", ".join(f"{key} {self.terms[key]:.2f}" for key in order if key in self.terms)
+        work = self.terms.get("work", "")
+        return f"{self.config.name} split_k={self.split_k}: {self.us:.2f} us ({parts}; {work})"
+
+
+def predict(
+    config: Config,
+    m: int,
+    n: int,
+    k: int,
+    l: int,
+    out_dtype: str,
+    split_k: int = 1,
+    machine: Sm100Machine = B200,
+    stages: Optional[int] = None,
+) -> Prediction:
+    """Predicted time of `config` on (m, n, k, l) with `split_k` (see the module docstring)."""
+    if stages is None:
+        stages = pipeline_stages(config, out_dtype, machine)
+    kernel_m, kernel_n = _kernel_view(config, m, n)
+    tile_m, tile_n, _ = config.tile
+    sms_per_unit = 2 if config.two_sm else 1
+    workers = machine.sm_count // sms_per_unit  # concurrent tiles (1 CTA or CTA pair per SM)
+    tiles = -(-kernel_m // tile_m) * -(-kernel_n // tile_n) * l
+    k_tiles = -(-k // SM100_TILE_K)
+
+    # K-tile iterations of the busiest worker, how many tiles are split and into how many pieces.
+    if config.scheduler == "stream_k" and split_k == 1:
+        full_waves, leftover = divmod(tiles, workers)
+        if leftover == 0:
+            iterations, pieces, split_tiles = full_waves * k_tiles, 1, 0
+            work = f"{tiles} tiles in {full_waves} full waves"
+        else:
+            # CUTLASS runs whole waves data-parallel and spreads the last partial wave's K loop over
+            # every worker (stream-K), so its tiles are cut into about workers / leftover pieces.
+            share = -(-leftover * k_tiles // workers)
+            iterations = full_waves * k_tiles + share
+            pieces = min(k_tiles, -(-workers // leftover))
+            split_tiles = leftover
+            work = f"{tiles} tiles, last {leftover} stream-K over {workers} workers ({share} K tiles each)"
+    else:
+        split = min(split_k, k_tiles)
+        units = tiles * split
+        waves = -(-units // workers)
+        iterations = waves * -(-k_tiles // split)
+        pieces = split
+        split_tiles = tiles if split > 1 else 0
+        work = f"{tiles} tiles x {split} splits = {units} units in {waves} wave(s) of {workers}"
+
+    # Little's law: `stages` K tiles in flight per CTA, each arriving one latency after its request;
+    # the tensor cores bound it too (a 2SM unit has two SMs' tensor cores).
+    flops_per_k_tile = 2.0 * tile_m * tile_n * SM100_TILE_K
+    per_k_tile = max(
+        machine.latency_us / stages,
+        flops_per_k_tile / (machine.fp4_flops_per_us_per_sm * sms_per_unit),
+    )
+    k_loop = iterations * per_k_tile
+
+    # Bytes from DRAM: each operand once while both fit in L2 together (re-reads by other tiles hit
+    # L2); beyond that the larger operand is read again for every tile row of the other side.
+    a_bytes = kernel_m * _OPERAND_BYTES_PER_ELEMENT * k * l
+    b_bytes = kernel_n * _OPERAND_BYTES_PER_ELEMENT * k * l
+    operand_bytes = a_bytes + b_bytes
+    if operand_bytes > machine.l2_bytes:
+        if a_bytes >= b_bytes:
+            operand_bytes = a_bytes * -(-kernel_n // tile_n) + b_bytes
+        else:
+            operand_bytes = a_bytes + b_bytes * -(-kernel_m // tile_m)
+    out_bytes = m * n * l * _OUT_BYTES[out_dtype]
+    partial_bytes = split_tiles * (pieces - 1) * tile_m * tile_n * _PARTIAL_BYTES * 2
+    dram_floor = (operand_bytes + out_bytes + partial_bytes) / machine.dram_bytes_per_us
+
+    # Deterministic reduction: the tile's last piece waits for, reads and adds every earlier partial
+    # (its bytes at the unit's stream rate, plus one latency for the barrier).
+    unit_bytes_per_us = stages * (tile_m + tile_n) * SM100_TILE_K * _OPERAND_BYTES_PER_ELEMENT / machine.latency_us
+    reduction = 0.0
+    if pieces > 1:
+        reduction = machine.latency_us + (pieces - 1) * tile_m * tile_n * _PARTIAL_BYTES / unit_bytes_per_us
+    epilogue = machine.latency_us / 2 + tile_m * tile_n * _OUT_BYTES[out_dtype] / unit_bytes_per_us
+
+    launch = machine.launch_us + (machine.workspace_clear_us if config.scheduler == "stream_k" else 0.0)
+    fill = machine.latency_us
+    total = launch + fill + max(k_loop, dram_floor) + reduction + epilogue
+    terms = {
+        "launch": launch, "fill": fill, "k_loop": k_loop, "dram_floor": dram_floor,
+        "reduction": reduction, "epilogue": epilogue, "stages": stages, "work": work,
+    }
+    return Prediction(config=config, split_k=split_k if config.split_k else 1, us=total, terms=terms)
+
+
+def rank(
+    configs: tuple[Config, ...], m: int, n: int, k: int, l: int, out_dtype: str, machine: Sm100Machine = B200
+) -> list[Prediction]:
+    """Best prediction per config (over its split counts), fastest first; ties keep table order."""
+    best = []
+    for order, config in enumerate(configs):
+        stages = pipeline_stages(config, out_dtype, machine)
+        options = [predict(config, m, n, k, l, out_dtype, s, machine, stages) for s in config.split_options(k)]
+        best.append((min(options, key=lambda p: p.us), order))
+    best.sort(key=lambda item: (round(item[0].us, 6), item[1]))
+    return [prediction for prediction, _ in best]
+
+
+def for_device(sm_count: int) -> Sm100Machine:
+    """The B200 model with a real device's SM count (bandwidths scaled by the SM ratio are not
+    assumed: only the count changes)."""
+    return B200 if sm_count == B200.sm_count else replace(B200, sm_count=sm_count)
+
+
+# The shapes docs/b200_model.md predicts: each ranked (N, K) at the decode batch sizes and M = 128.
+REPORT_MS = (1, 16, 64, 128, 256)
+
+
+def report(configs: tuple[Config, ...], weights: tuple[tuple[int, int], ...], machine: Sm100Machine = B200) -> str:
+    """Markdown tables of predicted times (us, best split count) per config and shape, fp16 out."""
+    lines = []
+    for n, k in weights:
+        lines.append(f"N = {n}, K = {k} (predicted us; `sN` = split_k N; **bold** = the resolver's choice)")
+        lines.append("")
+        lines.append("| config | " + " | ".join(f"M = {m}" for m in REPORT_MS) + " |")
+        lines.append("| --- |" + " --- |" * len(REPORT_MS))
+        ranked = {m: rank(configs, m, n, k, 1, "float16", machine) for m in REPORT_MS}
+        for config in configs:
+            cells = []
+            for m in REPORT_MS:
+                p = next(p for p in ranked[m] if p.config == config)
+                cell = f"{p.us:.1f}" + (f" s{p.split_k}" if config.split_k else "")
+                cells.append(f"**{cell}**" if p is ranked[m][0] else cell)
+            lines.append(f"| {config.name} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
