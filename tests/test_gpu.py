@@ -116,6 +116,22 @@ def test_split_k_is_bitwise_reproducible():
         assert torch.equal(torch.ops.nvfp4.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, torch.float16), first)
 
 
+@pytest.mark.parametrize("split_k", [1, 4])
+def test_every_split_config_reduces_reproducibly(split_k):
+    """Split-K (sm90) and stream-K (sm100; split_k = 1 is the stream-K decomposition) configs, pinned,
+    on a shape whose tile count leaves a ragged last wave: exact, and bitwise equal run to run."""
+    device = supported_gpu_or_skip()
+    ops = random_operands(96, 7208, 4096, seed=9, device=device, with_alpha=True)
+    major = torch.cuda.get_device_capability(device)[0]
+    for config in (c for c in nvfp4_gemm.candidates(major) if c.split_k):
+        out = poisoned((96, 7208), torch.float16, device)
+        nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out=out, config=config.name, split_k=split_k)
+        check_exact(out, ops, torch.float16)
+        for _ in range(2):
+            again = nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, config=config.name, split_k=split_k)
+            assert torch.equal(again, out), f"{config.name} split_k={split_k} is not reproducible"
+
+
 def test_gpumode_adapter_on_gpu():
     device = supported_gpu_or_skip()
     from test_ops import competition_tuple
