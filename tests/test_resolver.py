@@ -102,5 +102,5 @@ def test_pinned_config_is_checked():
     assert pinned.config.name == "sm90_dequant_16x128x128_splitk" and "pinned" in pinned.reason
     # a pinned stream-K config still gets the model's split count for it
     pinned = resolver._resolve(128, 256, 16384, 1, "float16", 10, 148, "sm100_1sm_128x128x256_c1x1_streamk")
-    assert "pinned" in pinned.reason and "(B200 model)" in pinned.reason
+    assert "pinned" in pinned.reason and "(B200 model's best for this config)" in pinned.reason
     assert pinned.split_k > 1  # two tiles, 64 K tiles: splitting is the point

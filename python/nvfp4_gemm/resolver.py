@@ -146,10 +146,20 @@ def _sm90_split_k(config: Config, m: int, n: int, k: int, l: int, sm_count: int)
     )
 
 
+def _split_for(config: Config, m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int) -> tuple[int, str]:
+    """The split-K count a config runs a shape with, by its family's model, and why."""
+    if not config.split_k:
+        return 1, "no split-K"
+    if config.family == "sm90":
+        return _sm90_split_k(config, m, n, k, l, sm_count)
+    best = sm100_model.rank((config,), m, n, k, l, out_dtype, sm100_model.for_device(sm_count))[0]
+    return best.split_k, f"split_k={best.split_k} (B200 model's best for this config)"
+
+
 def _pick(
     family_configs: tuple[Config, ...], m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int
-) -> tuple[Config, Optional[int], str]:
-    """(config, split_k or None for the family's own rule, why) from the family's model."""
+) -> tuple[Config, str]:
+    """The family model's config for a shape, and why."""
     rejected = []
     supported = []
     for config in family_configs:
@@ -171,8 +181,7 @@ def _pick(
         pool = [c for c in supported if c.mma == "wgmma"] or supported
         covering = [c for c in pool if c.tile[0] >= wanted]
         choice = min(covering, key=lambda c: c.tile[0])
-        why = f"{choice.mma}, smallest token tile covering min(M, {_SM90_LARGEST_USEFUL_TOKEN_TILE}) (tile M = {choice.tile[0]})"
-        return choice, None, why
+        return choice, f"{choice.mma}, smallest token tile covering min(M, {_SM90_LARGEST_USEFUL_TOKEN_TILE}) (tile M = {choice.tile[0]})"
     # sm100: the analytic model (nvfp4_gemm/sm100_model.py, docs/b200_model.md) predicts every config
     # at its best split count; the fastest wins, table order breaks ties.
     machine = sm100_model.for_device(sm_count)
@@ -181,7 +190,7 @@ def _pick(
     why = f"B200 model ({machine.sm_count} SMs) predicts {best.describe()}"
     if len(ranking) > 1:
         why += f"; runner-up {ranking[1].config.name} split_k={ranking[1].split_k} {ranking[1].us:.2f} us"
-    return best.config, best.split_k, why
+    return best.config, why
 
 
 def _from_tuned_table(
@@ -236,20 +245,12 @@ def _resolve(
         if violation is not None:
             raise ValueError(f"config {pinned!r} cannot run M={m} N={n} K={k} L={l} {out_dtype}: {violation}")
         why = "pinned by the caller"
-        split_k = None
     else:
         tuned = _from_tuned_table(m, n, k, l, out_dtype, sm_major, gpu_name, tables)
         if tuned is not None:
             return tuned
-        config, split_k, why = _pick(family_configs, m, n, k, l, out_dtype, sm_count)
-    if split_k is not None:
-        split_why = f"split_k={split_k}" if config.split_k else "no split-K"
-    elif config.family == "sm90":
-        split_k, split_why = _sm90_split_k(config, m, n, k, l, sm_count)
-    else:  # a pinned sm100 config: its best split count by the model
-        machine = sm100_model.for_device(sm_count)
-        split_k = sm100_model.rank((config,), m, n, k, l, out_dtype, machine)[0].split_k
-        split_why = f"split_k={split_k} (B200 model)" if config.split_k else "no split-K"
+        config, why = _pick(family_configs, m, n, k, l, out_dtype, sm_count)
+    split_k, split_why = _split_for(config, m, n, k, l, out_dtype, sm_count)
     reason = f"M={m} N={n} K={k} L={l} {out_dtype} -> {config.name}, {split_why}: {why}; {config.why}"
     return Resolution(config=config, split_k=split_k, reason=reason)
 
