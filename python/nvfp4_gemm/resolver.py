@@ -33,9 +33,10 @@ _DEFAULT_SM_MAJOR = 10
 _MODEL_SM_COUNT = {10: 148, 9: 132}
 
 # sm90 split-K model (csrc/include/nvfp4_gemm/sm90/dequant_gemm.cuh):
-#   * resident CTAs per SM: __launch_bounds__(256, 2) and <= 104 KB of shared memory per CTA -> 2;
-#   * a split should fill the 4-stage cp.async pipeline, so it gets at least 4 K stages of 128.
-_SM90_CTAS_PER_SM = 2
+#   * resident CTAs per SM: mma.sync kernel __launch_bounds__(256, 2) and <= 104 KB of shared memory
+#     per CTA -> 2; warp-specialized wgmma kernel __launch_bounds__(384, 1), up to 208 KB -> 1;
+#   * a split should fill the pipeline, so it gets at least 4 K stages of 128.
+_SM90_CTAS_PER_SM = {"mma_sync": 2, "wgmma": 1}
 _SM90_MIN_STAGES_PER_SPLIT = 4
 _SM90_STAGE_K = 128
 _SM90_LARGEST_USEFUL_TOKEN_TILE = 64
@@ -137,10 +138,11 @@ def resolve(
 def _sm90_split_k(config: Config, m: int, n: int, k: int, l: int, sm_count: int) -> tuple[int, str]:
     tiles = -(-n // config.tile[1]) * -(-m // config.tile[0]) * l
     stages = -(-k // _SM90_STAGE_K)
-    slots = _SM90_CTAS_PER_SM * sm_count
+    ctas_per_sm = _SM90_CTAS_PER_SM[config.mma]
+    slots = ctas_per_sm * sm_count
     split_k = max(1, min(stages // _SM90_MIN_STAGES_PER_SPLIT, slots // tiles))
     return split_k, (
-        f"split_k={split_k}: {tiles} output tiles on {sm_count} SMs x {_SM90_CTAS_PER_SM} CTAs, "
+        f"split_k={split_k}: {tiles} output tiles on {sm_count} SMs x {ctas_per_sm} CTAs, "
         f"{stages} K stages (>= {_SM90_MIN_STAGES_PER_SPLIT} per split)"
     )
 

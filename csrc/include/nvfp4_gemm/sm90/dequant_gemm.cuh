@@ -66,6 +66,33 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
 }
 
+// mbarriers (warp-specialized wgmma kernel). Arrive releases and a completed wait acquires at CTA
+// scope, so the data a phase guards is visible to the waiting threads.
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
+  asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(smem_addr(bar))
+               : "memory");
+}
+// Arrives once every cp.async this thread issued so far has landed (counts as one expected arrival).
+__device__ __forceinline__ void mbar_arrive_on_copies(std::uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
+  asm volatile(
+      "{\n .reg .pred done;\n"
+      "RETRY:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      " @!done bra RETRY;\n}\n" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
+
+__device__ __forceinline__ uint4 lds128(const void* p) { return *reinterpret_cast<const uint4*>(p); }
+__device__ __forceinline__ void sts128(void* p, std::uint32_t a, std::uint32_t b, std::uint32_t c, std::uint32_t d) {
+  *reinterpret_cast<uint4*>(p) = make_uint4(a, b, c, d);
+}
+
 __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* smem) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -81,14 +108,21 @@ __device__ __forceinline__ void mma_f16(float (&c)[4], const std::uint32_t (&a)[
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// One e4m3 scale byte -> fp16x2 (both lanes) of scale * 2^7. e4m3 values are exact in fp16 and
-// the product with 2^7 stays below 65504 (448 * 128 = 57344).
-__device__ __forceinline__ std::uint32_t scale_to_half2(std::uint32_t scale_byte) {
-  std::uint32_t pair = scale_byte | (scale_byte << 8);
+// Two copies of one e4m3 scale byte in the low 16 bits -> fp16x2 (both lanes) of scale * 2^7. e4m3
+// values are exact in fp16 and the product with 2^7 stays below 65504 (448 * 128 = 57344).
+__device__ __forceinline__ std::uint32_t scale_pair_to_half2(std::uint32_t pair) {
   std::uint32_t h2;
   asm("{\n .reg .b16 s;\n cvt.u16.u32 s, %1;\n cvt.rn.f16x2.e4m3x2 %0, s;\n}\n" : "=r"(h2) : "r"(pair));
   const __half2 scaled = __hmul2(*reinterpret_cast<__half2*>(&h2), __half2half2(__ushort_as_half(0x5800)));
   return *reinterpret_cast<const std::uint32_t*>(&scaled);
+}
+__device__ __forceinline__ std::uint32_t scale_to_half2(std::uint32_t scale_byte) {
+  return scale_pair_to_half2(scale_byte | (scale_byte << 8));
+}
+// Byte `b` (0..3) of a word of scale bytes, `selector2` = b * 0x11: the blocked layout keeps 4
+// consecutive scale columns of a row in one word, so one load serves 4 scales.
+__device__ __forceinline__ std::uint32_t scale_word_to_half2(std::uint32_t word, std::uint32_t selector2) {
+  return scale_pair_to_half2(__byte_perm(word, 0u, selector2));
 }
 
 // Eight e2m1 codes in a 32-bit word (element i = nibble i) -> four fp16x2, pair i = (element i,
@@ -179,6 +213,70 @@ struct DequantGemmParams {
   long long b_scale_batch;
   int scale_cols_padded;    // round_up(k / 16, 4)
 };
+
+// Epilogue shared by both kernels: the CTA's FP32 tile [token][weight] (pitch kTileN + 4 floats,
+// in shared memory, complete for every thread) -> split-K partials / reduction -> output.
+template <int kTileM, int kNumThreads, class ElementOut>
+__device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* tile, int tid) {
+  using namespace detail;
+  constexpr int kTilePitch_ = kTileN + 4;
+  const int n0 = blockIdx.x * kTileN;
+  const int m0 = blockIdx.y * kTileM;
+  const int batch = blockIdx.z / p.split_k;
+  const int split = blockIdx.z % p.split_k;
+  const float scale = (p.alpha != nullptr ? *p.alpha : 1.0f) * kProductRescale;
+  ElementOut* out = static_cast<ElementOut*>(p.out) + static_cast<long long>(batch) * p.m * p.n;
+  const int tile_id = (batch * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+
+  if (p.split_k > 1) {
+    // Publish this split's partial tile, then let the last split of the tile reduce all of them in
+    // split order (the same order whatever order the splits finished in: bitwise reproducible).
+    float* partial = p.partials + (static_cast<long long>(batch) * p.split_k + split) * p.m * p.n;
+    for (int i = tid; i < kTileM * (kTileN / 4); i += kNumThreads) {
+      const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
+      if (m0 + token < p.m && n0 + col < p.n) {
+        *reinterpret_cast<float4*>(partial + static_cast<long long>(m0 + token) * p.n + n0 + col) =
+            *reinterpret_cast<const float4*>(tile + token * kTilePitch_ + col);
+      }
+    }
+    __threadfence();
+    __syncthreads();
+    __shared__ unsigned int arrived;
+    if (tid == 0) arrived = atomicAdd(p.counters + tile_id, 1u);
+    __syncthreads();
+    if (arrived != static_cast<unsigned int>(p.split_k - 1)) return;
+    __threadfence();
+    for (int i = tid; i < kTileM * (kTileN / 4); i += kNumThreads) {
+      const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
+      if (m0 + token < p.m && n0 + col < p.n) {
+        float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int s = 0; s < p.split_k; ++s) {
+          const float* src = p.partials + (static_cast<long long>(batch) * p.split_k + s) * p.m * p.n +
+                             static_cast<long long>(m0 + token) * p.n + n0 + col;
+          const float4 v = __ldcg(reinterpret_cast<const float4*>(src));
+          sum.x += v.x;
+          sum.y += v.y;
+          sum.z += v.z;
+          sum.w += v.w;
+        }
+        *reinterpret_cast<float4*>(tile + token * kTilePitch_ + col) = sum;
+      }
+    }
+    if (tid == 0) p.counters[tile_id] = 0;  // ready for the next launch (and CUDA-graph replays)
+    __syncthreads();
+  }
+
+  // FP32 tile -> output rows, 4 elements per thread per step (N is a multiple of 4 or 8).
+  for (int i = tid; i < kTileM * (kTileN / 4); i += kNumThreads) {
+    const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
+    if (m0 + token < p.m && n0 + col < p.n) {
+      const float* src = tile + token * kTilePitch_ + col;
+      ElementOut* dst = out + static_cast<long long>(m0 + token) * p.n + n0 + col;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dst[e] = convert_out<ElementOut>(src[e] * scale);
+    }
+  }
+}
 
 template <int kTileM, int kStages, class ElementOut, bool kWgmma>
 struct DequantGemmKernel {
@@ -447,58 +545,275 @@ __global__ void __launch_bounds__(detail::kThreads, (kWgmma && kTileM <= 64) ? 3
       }
   __syncthreads();
 
-  const float scale = (p.alpha != nullptr ? *p.alpha : 1.0f) * kProductRescale;
-  ElementOut* out = static_cast<ElementOut*>(p.out) + static_cast<long long>(batch) * p.m * p.n;
-  const int tile_id = (batch * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  finish_tile<kTileM, kThreads, ElementOut>(p, tile, tid);
+}
 
-  if (p.split_k > 1) {
-    // Publish this split's partial tile, then let the last split of the tile reduce all of them in
-    // split order (the same order whatever order the splits finished in: bitwise reproducible).
-    float* partial = p.partials + (static_cast<long long>(batch) * p.split_k + split) * p.m * p.n;
-    for (int i = tid; i < kTileM * (kTileN / 4); i += kThreads) {
-      const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
-      if (m0 + token < p.m && n0 + col < p.n) {
-        *reinterpret_cast<float4*>(partial + static_cast<long long>(m0 + token) * p.n + n0 + col) =
-            *reinterpret_cast<const float4*>(tile + token * kTilePitch + col);
-      }
-    }
-    __threadfence();
-    __syncthreads();
-    __shared__ unsigned int arrived;
-    if (tid == 0) arrived = atomicAdd(p.counters + tile_id, 1u);
-    __syncthreads();
-    if (arrived != static_cast<unsigned int>(p.split_k - 1)) return;
-    __threadfence();
-    for (int i = tid; i < kTileM * (kTileN / 4); i += kThreads) {
-      const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
-      if (m0 + token < p.m && n0 + col < p.n) {
-        float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int s = 0; s < p.split_k; ++s) {
-          const float* src = p.partials + (static_cast<long long>(batch) * p.split_k + s) * p.m * p.n +
-                             static_cast<long long>(m0 + token) * p.n + n0 + col;
-          const float4 v = __ldcg(reinterpret_cast<const float4*>(src));
-          sum.x += v.x;
-          sum.y += v.y;
-          sum.z += v.z;
-          sum.w += v.w;
-        }
-        *reinterpret_cast<float4*>(tile + token * kTilePitch + col) = sum;
-      }
-    }
-    if (tid == 0) p.counters[tile_id] = 0;  // ready for the next launch (and CUDA-graph replays)
-    __syncthreads();
-  }
+// ---------------------------------------------------------------------------------------------
+// Warp-specialized wgmma kernel (the `sm90_wgmma_*` configs). 384 threads = 3 warpgroups:
+//   * warpgroup 0 (producer): cp.async of raw weights, raw tokens and scales into a kRawSlots-deep
+//     ring (completion tracked per slot by an mbarrier, no commit groups), and the token
+//     dequantization into a kTokSlots-deep ring of fp16 wgmma B operands, kLookahead stages behind
+//     its copies;
+//   * warpgroups 1 and 2 (consumers): 64 weight rows each; per stage they dequantize their weights
+//     into register A fragments and issue wgmma. Two fragment sets alternate, so one k64 half's
+//     dequantization overlaps the other half's wgmmas (wgmma.wait_group 1, never 0 in the loop).
+// No CTA-wide barrier in the main loop: slots are handed over by full/empty mbarriers. Why: the v2
+// kernel serialized copy waits, token dequant, weight dequant and MMA behind two __syncthreads per
+// stage and ran at ~1/4 of the tensor rate with the SMs mostly waiting on latency.
+template <int kTileM>
+struct WsShape {
+  static constexpr int kThreads = 384;
+  static constexpr int kRawW = detail::kTileN * detail::kStageBytes;
+  static constexpr int kRawA = kTileM * detail::kStageBytes;
+  static constexpr int kRawStage = kRawW + kRawA + 2 * detail::kScaleBytes;
+  static constexpr int kTokBytes = kTileM * detail::kStageK * 2;  // fp16 tokens of one stage
+  static constexpr int kTokSlots = 3;
+  static constexpr int kRawSlots = kTileM >= 128 ? 6 : 8;
+  static constexpr int kLookahead = kRawSlots - 2;  // copies run this many stages ahead of token dequant
+  static constexpr int kEpilogueSmem = kTileM * (detail::kTileN + 4) * 4;
+  static constexpr int kMainSmem = kTokSlots * kTokBytes + kRawSlots * kRawStage;
+  // + 1 KB: the token ring is realigned to 1024 bytes (the 128-byte swizzle's atom).
+  static constexpr int kSmemBytes = (kMainSmem > kEpilogueSmem ? kMainSmem : kEpilogueSmem) + 1024;
+  static_assert(kSmemBytes <= 227 * 1024, "shared memory");
+};
 
-  // FP32 tile -> output rows, 4 elements per thread per step (N is a multiple of 4 or 8).
-  for (int i = tid; i < kTileM * (kTileN / 4); i += kThreads) {
-    const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
-    if (m0 + token < p.m && n0 + col < p.n) {
-      const float* src = tile + token * kTilePitch + col;
-      ElementOut* dst = out + static_cast<long long>(m0 + token) * p.n + n0 + col;
+template <int kTileM, class ElementOut>
+__global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParams p) {
+  using namespace detail;
+  using S = WsShape<kTileM>;
+  constexpr int R = S::kRawSlots;
+  constexpr int T = S::kTokSlots;
+  extern __shared__ __align__(128) std::uint8_t smem_raw[];
+  __shared__ __align__(8) std::uint64_t raw_full[R], raw_empty[R], tok_full[T], tok_empty[T];
+
+  const int tid = threadIdx.x;
+  const int warp = tid >> 5;
+  const int lane = tid & 31;
+
+  std::uint8_t* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+  std::uint8_t* tok_ring = smem;
+  std::uint8_t* raw_ring = smem + T * S::kTokBytes;
+
+  const int n0 = blockIdx.x * kTileN;
+  const int m0 = blockIdx.y * kTileM;
+  const int batch = blockIdx.z / p.split_k;
+  const int split = blockIdx.z % p.split_k;
+  const int stage_begin = static_cast<int>(static_cast<long long>(p.stages_total) * split / p.split_k);
+  const int stage_end = static_cast<int>(static_cast<long long>(p.stages_total) * (split + 1) / p.split_k);
+  const int num_stages = stage_end - stage_begin;
+
+  if (tid == 0) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) dst[e] = convert_out<ElementOut>(src[e] * scale);
+    for (int i = 0; i < R; ++i) {
+      mbar_init(&raw_full[i], 128);  // one cp.async-tracking arrival per producer thread
+      mbar_init(&raw_empty[i], 8);   // one arrival per consumer warp
+    }
+#pragma unroll
+    for (int i = 0; i < T; ++i) {
+      mbar_init(&tok_full[i], 128);
+      mbar_init(&tok_empty[i], 8);
     }
   }
+  __syncthreads();
+
+  float acc[kTileM / 2];  // wgmma m64nNk16 accumulators of this consumer thread (unused by producers)
+#pragma unroll
+  for (int i = 0; i < kTileM / 2; ++i) acc[i] = 0.0f;
+
+  if (warp < 4) {
+    // ---------------- producer warpgroup ----------------
+    const int k_bytes = p.k / 2;
+    const std::uint8_t* a_batch = p.a + static_cast<long long>(batch) * p.m * k_bytes;
+    const std::uint8_t* b_batch = p.b + static_cast<long long>(batch) * p.n * k_bytes;
+    const int scale_tiles_per_row_block = p.scale_cols_padded / 4;
+    const std::uint8_t* a_scale_rows = p.a_scale + batch * p.a_scale_batch +
+                                       static_cast<long long>(m0 / 128) * scale_tiles_per_row_block * kScaleChunk;
+    const std::uint8_t* b_scale_rows = p.b_scale + batch * p.b_scale_batch +
+                                       static_cast<long long>(n0 / 128) * scale_tiles_per_row_block * kScaleChunk;
+    const int a_scale_row0 = m0 % 128;
+    const int chunk = tid & 3;  // 16-byte chunk of a row's 64 stage bytes
+    const int row_in = tid >> 2;  // 0..31
+
+    auto load_stage = [&](int s, int slot) {
+      std::uint8_t* base = raw_ring + slot * S::kRawStage;
+      const int gk = s * kStageBytes + chunk * 16;
+      const bool k_ok = gk < k_bytes;
+      // weights and tokens: rows row_in + 32 j, chunks XOR-swizzled by row against bank conflicts
+#pragma unroll
+      for (int j = 0; j < kTileN / 32; ++j) {
+        const int row = row_in + 32 * j;
+        const bool ok = k_ok && (n0 + row < p.n);
+        const std::uint8_t* src = ok ? b_batch + static_cast<long long>(n0 + row) * k_bytes + gk : b_batch;
+        cp_async_16(base + row * kStageBytes + ((chunk ^ ((row >> 1) & 3)) << 4), src, ok ? 16 : 0);
+      }
+      std::uint8_t* raw_a = base + S::kRawW;
+#pragma unroll
+      for (int j = 0; j < (kTileM + 31) / 32; ++j) {
+        const int row = row_in + 32 * j;
+        if (row < kTileM) {
+          const bool ok = k_ok && (m0 + row < p.m);
+          const std::uint8_t* src = ok ? a_batch + static_cast<long long>(m0 + row) * k_bytes + gk : a_batch;
+          cp_async_16(raw_a + row * kStageBytes + ((chunk ^ ((row >> 1) & 3)) << 4), src, ok ? 16 : 0);
+        }
+      }
+      // scales: the stage's 8 columns are 2 consecutive 512-byte tiles (the second may lie past K);
+      // threads 0-63 copy the weights' 1 KB, 64-127 the tokens'
+      {
+        const int which = tid >> 6;
+        const int offset = (tid & 63) * 16;
+        const int tile = 2 * s + (offset >> 9);
+        const bool ok = tile < scale_tiles_per_row_block;
+        const std::uint8_t* rows = which == 0 ? b_scale_rows : a_scale_rows;
+        const std::uint8_t* src = ok ? rows + static_cast<long long>(2 * s) * kScaleChunk + offset : rows;
+        cp_async_16(raw_a + S::kRawA + which * kScaleBytes + offset, src, ok ? 16 : 0);
+      }
+    };
+
+    // Tokens of one stage: raw chunk (row, seg) -> 4 words x 8 elements, stored in the permuted K
+    // order the weight fragments use, as 16-byte chunks of the 128-byte-swizzled K-major B operand
+    // (two K halves of 64, each kTileM rows x 128 bytes). Lanes take 8 rows x 4 segments, so both the
+    // raw reads and the swizzled stores hit 8 distinct 16-byte bank groups.
+    auto dequant_tokens = [&](int slot, std::uint8_t* tok) {
+      const std::uint8_t* raw_a = raw_ring + slot * S::kRawStage + S::kRawW;
+      const std::uint8_t* scale_a = raw_a + S::kRawA + kScaleBytes;
+      const int seg = lane >> 3;
+      const std::uint32_t sel_lo = ((seg & 1) * 2) * 0x11u, sel_hi = ((seg & 1) * 2 + 1) * 0x11u;
+#pragma unroll
+      for (int q = warp; q < kTileM / 8; q += 4) {
+        const int row = q * 8 + (lane & 7);
+        const uint4 raw = lds128(raw_a + row * kStageBytes + ((seg ^ ((row >> 1) & 3)) << 4));
+        const int srow = a_scale_row0 + row;
+        // scale columns 2 seg and 2 seg + 1 of this row: bytes of one word of the blocked layout
+        const std::uint32_t sword =
+            *reinterpret_cast<const std::uint32_t*>(scale_a + (seg >> 1) * kScaleChunk + (srow & 31) * 16 + (srow >> 5) * 4);
+        const std::uint32_t s_lo = scale_word_to_half2(sword, sel_lo);
+        const std::uint32_t s_hi = scale_word_to_half2(sword, sel_hi);
+        std::uint32_t h[4][4];
+        dequant8(raw.x, s_lo, h[0]);
+        dequant8(raw.y, s_lo, h[1]);
+        dequant8(raw.z, s_hi, h[2]);
+        dequant8(raw.w, s_hi, h[3]);
+        std::uint8_t* dst_row = tok + (seg >> 1) * (kTileM * 128) + row * 128;
+#pragma unroll
+        for (int pair = 0; pair < 4; ++pair) {
+          // virtual K of (word w, pair) = seg 32 + (pair / 2) 16 + (pair % 2) 8 + 2 w: words 0..3 of a
+          // pair fill one 16-byte chunk
+          const int c = (seg & 1) * 4 + (pair >> 1) * 2 + (pair & 1);
+          sts128(dst_row + ((c ^ (row & 7)) << 4), h[0][pair], h[1][pair], h[2][pair], h[3][pair]);
+        }
+      }
+    };
+
+    for (int i = 0; i < num_stages + S::kLookahead; ++i) {
+      const int j = i - S::kLookahead;
+      if (j >= 0) {
+        const int slot = j % R, tslot = j % T;
+        if (j >= T) mbar_wait(&tok_empty[tslot], ((j / T) + 1) & 1);
+        mbar_wait(&raw_full[slot], (j / R) & 1);
+        dequant_tokens(slot, tok_ring + tslot * S::kTokBytes);
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic stores -> wgmma reads
+        mbar_arrive(&tok_full[tslot]);
+      }
+      if (i < num_stages) {
+        const int slot = i % R;
+        if (i >= R) mbar_wait(&raw_empty[slot], ((i / R) + 1) & 1);
+        load_stage(stage_begin + i, slot);
+        mbar_arrive_on_copies(&raw_full[slot]);
+      }
+    }
+  } else {
+    // ---------------- consumer warpgroups ----------------
+    const int cw = warp - 4;  // 0..7: 16 weight rows each, warpgroup (cw / 4) covers 64
+    const int g = lane >> 2, t = lane & 3;
+    const int weight_row0 = cw * 16;
+    const int ld_row = weight_row0 + (lane & 7) + ((lane >> 3) & 1) * 8;  // ldmatrix source row
+    const int ld_swz = (ld_row >> 1) & 3;
+    const int row_g = weight_row0 + g, row_g8 = row_g + 8;
+    const int sc_g = (row_g & 31) * 16 + (row_g >> 5) * 4, sc_g8 = (row_g8 & 31) * 16 + (row_g8 >> 5) * 4;
+    const std::uint32_t sel0 = (t >> 1) * 0x11u, sel1 = ((t >> 1) + 2) * 0x11u;
+    std::uint32_t frag[2][4][4];  // two sets (k64 halves) x 4 k16 steps
+
+#pragma unroll
+    for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[i]);
+    for (int s = 0; s < num_stages; ++s) {
+      const int slot = s % R, tslot = s % T;
+      mbar_wait(&raw_full[slot], (s / R) & 1);
+      mbar_wait(&tok_full[tslot], (s / T) & 1);
+      const std::uint8_t* base = raw_ring + slot * S::kRawStage;
+      const std::uint8_t* scale_b = base + S::kRawW + S::kRawA;
+      const std::uint8_t* tok = tok_ring + tslot * S::kTokBytes;
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        // raw bytes: rows 0-7 / 8-15 of segments 2 half and 2 half + 1 (elements 64 half .. + 63)
+        std::uint32_t raw[4];
+        const int seg = 2 * half + (lane >> 4);
+        ldmatrix_x4(raw, base + ld_row * kStageBytes + ((seg ^ ld_swz) << 4));
+        // scale columns 4 half .. 4 half + 3 of rows g and g + 8: one word each
+        const std::uint32_t wg = *reinterpret_cast<const std::uint32_t*>(scale_b + half * kScaleChunk + sc_g);
+        const std::uint32_t wg8 = *reinterpret_cast<const std::uint32_t*>(scale_b + half * kScaleChunk + sc_g8);
+        if (half == 1) {
+          // raw weights and scales of this slot are in registers now: the producer may refill it
+          __syncwarp();
+          if (lane == 0) mbar_arrive(&raw_empty[slot]);
+        }
+#pragma unroll
+        for (int sub = 0; sub < 2; ++sub) {  // segment 2 half + sub, scale column 2 (2 half + sub) + t / 2
+          std::uint32_t h[2][4];
+          dequant8(raw[2 * sub + 0], scale_word_to_half2(wg, sub ? sel1 : sel0), h[0]);
+          dequant8(raw[2 * sub + 1], scale_word_to_half2(wg8, sub ? sel1 : sel0), h[1]);
+#pragma unroll
+          for (int step = 0; step < 2; ++step) {
+            std::uint32_t* f = frag[half][2 * sub + step];
+            f[0] = h[0][2 * step];
+            f[1] = h[1][2 * step];
+            f[2] = h[0][2 * step + 1];
+            f[3] = h[1][2 * step + 1];
+          }
+        }
+        // pin the fragments' definitions before wgmma.fence: a definition scheduled after it makes
+        // ptxas serialize every wgmma (C7513)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) cute::warpgroup_fence_operand(frag[half][j][r]);
+        cute::warpgroup_arrive();
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          // k16 step 4 half + j: K half `half` of the token slot, 32 bytes per step inside the swizzle atom
+          const std::uint8_t* b = tok + half * (kTileM * 128) + j * 32;
+          wgmma_rs<kTileM>(frag[half][j], sw128_descriptor(b), acc, std::make_index_sequence<kTileM / 2>{});
+        }
+        cute::warpgroup_commit_batch();
+        // at most this k64 half's wgmmas stay in flight: the other fragment set is free again
+        cute::warpgroup_wait<1>();
+        if (half == 0 && s > 0) {
+          // every wgmma of stage s - 1 has completed: its token slot may be rewritten
+          __syncwarp();
+          if (lane == 0) mbar_arrive(&tok_empty[(s - 1) % T]);
+        }
+      }
+    }
+    cute::warpgroup_wait<0>();
+#pragma unroll
+    for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[i]);
+  }
+  __syncthreads();  // producers done (every copy landed and was read), consumers' wgmmas retired
+
+  float* tile = reinterpret_cast<float*>(smem);
+  if (warp >= 4) {
+    // wgmma m64nN accumulators: warp cw owns weight rows 16 cw + g (+ 8), tokens 8 nt + 2 t (+ 1)
+    const int cw = warp - 4, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int nt = 0; nt < kTileM / 8; ++nt)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int weight = cw * 16 + g + (c >> 1) * 8;
+        const int token = nt * 8 + 2 * t + (c & 1);
+        tile[token * (kTileN + 4) + weight] = acc[nt * 4 + c];
+      }
+  }
+  __syncthreads();
+  finish_tile<kTileM, S::kThreads, ElementOut>(p, tile, tid);
 }
 
 // Host side: the launcher and its registry hooks for one (token tile, out dtype).
@@ -558,13 +873,20 @@ struct DequantGemm {
       params.counters = ctx.counters;
       params.partials = static_cast<float*>(ctx.workspace);
     }
-    auto kernel = dequant_gemm_kernel<kTileM, kStages, ElementOut, kWgmma>;
+    void (*kernel)(DequantGemmParams) = nullptr;
+    if constexpr (kWgmma) {
+      kernel = ws_wgmma_kernel<kTileM, ElementOut>;
+    } else {
+      kernel = dequant_gemm_kernel<kTileM, kStages, ElementOut, false>;
+    }
+    const int threads = kWgmma ? WsShape<kTileM>::kThreads : detail::kThreads;
+    const int smem_bytes = kWgmma ? WsShape<kTileM>::kSmemBytes : Shape::kSmemBytes;
     // Above 48 KB a kernel must opt in to its dynamic shared memory; once per process is enough.
     static const cudaError_t attribute_status =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::kSmemBytes);
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
     if (attribute_status != cudaSuccess) return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
     const dim3 grid((p.n + detail::kTileN - 1) / detail::kTileN, (p.m + kTileM - 1) / kTileM, p.l * split_k);
-    kernel<<<grid, detail::kThreads, Shape::kSmemBytes, ctx.stream>>>(params);
+    kernel<<<grid, threads, smem_bytes, ctx.stream>>>(params);
     if (cudaGetLastError() != cudaSuccess) return {false, "kernel launch failed"};
     return {};
   }
