@@ -60,6 +60,12 @@ __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
 __device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, int bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(bytes));
 }
+// The same with an L2 prefetch of the surrounding aligned 256 bytes: a stage reads only 64 bytes of
+// each K-major row, so the next stages' bytes of the row come in with the first one.
+__device__ __forceinline__ void cp_async_16_prefetch(void* smem, const void* gmem, int bytes) {
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem),
+               "r"(bytes));
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {
@@ -570,6 +576,15 @@ struct WsShape {
   static constexpr int kTokSlots = 3;
   static constexpr int kRawSlots = kTileM >= 128 ? 6 : 8;
   static constexpr int kLookahead = kRawSlots - 2;  // copies run this many stages ahead of token dequant
+  // Token dequantization is shared by all 12 warps, in 8-row groups: consumer warp c takes group c
+  // (c < 8), producer warp w takes groups 8 + w, 12 + w. Consumers do theirs kTokAhead stages ahead,
+  // between the two k64 halves of a stage, so it overlaps their own wgmmas.
+  static constexpr int kGroups = kTileM / 8;
+  static constexpr int kConsumerGroups = kGroups < 8 ? kGroups : 8;
+  static constexpr int kProducerGroups = kGroups - kConsumerGroups;  // 0 or 8
+  static constexpr int kTokWarps = kConsumerGroups + (kProducerGroups < 4 ? kProducerGroups : 4);
+  static constexpr int kTokAhead = 2;
+  static_assert(kTokAhead < kTokSlots, "a stage's tokens are written while older slots are still read");
   static constexpr int kEpilogueSmem = kTileM * (detail::kTileN + 4) * 4;
   static constexpr int kMainSmem = kTokSlots * kTokBytes + kRawSlots * kRawStage;
   // + 1 KB: the token ring is realigned to 1024 bytes (the 128-byte swizzle's atom).
@@ -610,15 +625,57 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
     }
 #pragma unroll
     for (int i = 0; i < T; ++i) {
-      mbar_init(&tok_full[i], 128);
+      mbar_init(&tok_full[i], 32 * S::kTokWarps);  // every thread of a warp that owns a token group
       mbar_init(&tok_empty[i], 8);
     }
   }
   __syncthreads();
 
-  float acc[kTileM / 2];  // wgmma m64nNk16 accumulators of this consumer thread (unused by producers)
+  const int a_scale_row0 = m0 % 128;  // first token row of this CTA inside its 128-row scale tile
+  const std::uint8_t* a_scale_rows = p.a_scale + batch * p.a_scale_batch +
+                                     static_cast<long long>(m0 / 128) * (p.scale_cols_padded / 4) * kScaleChunk;
+
+  // Tokens of one 8-row group of a stage (one warp): raw chunk (row, seg) -> 4 words x 8 elements,
+  // stored in the permuted K order the weight fragments use, as 16-byte chunks of the 128-byte-
+  // swizzled K-major B operand (two K halves of 64, each kTileM rows x 128 bytes). Lanes take 8 rows x
+  // 4 segments, so the raw reads and the swizzled stores each hit 8 distinct 16-byte bank groups.
+  auto dequant_token_group = [&](const std::uint8_t* raw_stage, std::uint8_t* tok, int group) {
+    const std::uint8_t* raw_a = raw_stage + S::kRawW;
+    const std::uint8_t* scale_a = raw_a + S::kRawA + kScaleBytes;
+    const int seg = lane >> 3;
+    const int row = group * 8 + (lane & 7);
+    const uint4 raw = lds128(raw_a + row * kStageBytes + ((seg ^ ((row >> 1) & 3)) << 4));
+    // scale columns 2 seg and 2 seg + 1 of this row: bytes of one word of the blocked layout
+    const int srow = a_scale_row0 + row;
+    const std::uint32_t sword =
+        *reinterpret_cast<const std::uint32_t*>(scale_a + (seg >> 1) * kScaleChunk + (srow & 31) * 16 + (srow >> 5) * 4);
+    const std::uint32_t s_lo = scale_word_to_half2(sword, ((seg & 1) * 2) * 0x11u);
+    const std::uint32_t s_hi = scale_word_to_half2(sword, ((seg & 1) * 2 + 1) * 0x11u);
+    std::uint32_t h[4][4];
+    dequant8(raw.x, s_lo, h[0]);
+    dequant8(raw.y, s_lo, h[1]);
+    dequant8(raw.z, s_hi, h[2]);
+    dequant8(raw.w, s_hi, h[3]);
+    std::uint8_t* dst_row = tok + (seg >> 1) * (kTileM * 128) + row * 128;
 #pragma unroll
-  for (int i = 0; i < kTileM / 2; ++i) acc[i] = 0.0f;
+    for (int pair = 0; pair < 4; ++pair) {
+      // virtual K of (word w, pair) = seg 32 + (pair / 2) 16 + (pair % 2) 8 + 2 w: words 0..3 of a pair
+      // fill one 16-byte chunk
+      const int c = (seg & 1) * 4 + (pair >> 1) * 2 + (pair & 1);
+      sts128(dst_row + ((c ^ (row & 7)) << 4), h[0][pair], h[1][pair], h[2][pair], h[3][pair]);
+    }
+  };
+  // This warp's share of stage j's tokens (after its raw bytes landed and its token slot was freed).
+  auto token_share = [&](int j, int first_group, int group_step, int groups) {
+    const int slot = j % R, tslot = j % T;
+    if (j >= T) mbar_wait(&tok_empty[tslot], ((j / T) + 1) & 1);
+    mbar_wait(&raw_full[slot], (j / R) & 1);
+#pragma unroll
+    for (int q = 0; q < groups; ++q)
+      dequant_token_group(raw_ring + slot * S::kRawStage, tok_ring + tslot * S::kTokBytes, first_group + q * group_step);
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic stores -> wgmma reads
+    mbar_arrive(&tok_full[tslot]);
+  };
 
   if (warp < 4) {
     // ---------------- producer warpgroup ----------------
@@ -626,11 +683,8 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
     const std::uint8_t* a_batch = p.a + static_cast<long long>(batch) * p.m * k_bytes;
     const std::uint8_t* b_batch = p.b + static_cast<long long>(batch) * p.n * k_bytes;
     const int scale_tiles_per_row_block = p.scale_cols_padded / 4;
-    const std::uint8_t* a_scale_rows = p.a_scale + batch * p.a_scale_batch +
-                                       static_cast<long long>(m0 / 128) * scale_tiles_per_row_block * kScaleChunk;
     const std::uint8_t* b_scale_rows = p.b_scale + batch * p.b_scale_batch +
                                        static_cast<long long>(n0 / 128) * scale_tiles_per_row_block * kScaleChunk;
-    const int a_scale_row0 = m0 % 128;
     const int chunk = tid & 3;  // 16-byte chunk of a row's 64 stage bytes
     const int row_in = tid >> 2;  // 0..31
 
@@ -644,7 +698,7 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
         const int row = row_in + 32 * j;
         const bool ok = k_ok && (n0 + row < p.n);
         const std::uint8_t* src = ok ? b_batch + static_cast<long long>(n0 + row) * k_bytes + gk : b_batch;
-        cp_async_16(base + row * kStageBytes + ((chunk ^ ((row >> 1) & 3)) << 4), src, ok ? 16 : 0);
+        cp_async_16_prefetch(base + row * kStageBytes + ((chunk ^ ((row >> 1) & 3)) << 4), src, ok ? 16 : 0);
       }
       std::uint8_t* raw_a = base + S::kRawW;
 #pragma unroll
@@ -653,7 +707,7 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
         if (row < kTileM) {
           const bool ok = k_ok && (m0 + row < p.m);
           const std::uint8_t* src = ok ? a_batch + static_cast<long long>(m0 + row) * k_bytes + gk : a_batch;
-          cp_async_16(raw_a + row * kStageBytes + ((chunk ^ ((row >> 1) & 3)) << 4), src, ok ? 16 : 0);
+          cp_async_16_prefetch(raw_a + row * kStageBytes + ((chunk ^ ((row >> 1) & 3)) << 4), src, ok ? 16 : 0);
         }
       }
       // scales: the stage's 8 columns are 2 consecutive 512-byte tiles (the second may lie past K);
@@ -673,47 +727,10 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
     // order the weight fragments use, as 16-byte chunks of the 128-byte-swizzled K-major B operand
     // (two K halves of 64, each kTileM rows x 128 bytes). Lanes take 8 rows x 4 segments, so both the
     // raw reads and the swizzled stores hit 8 distinct 16-byte bank groups.
-    auto dequant_tokens = [&](int slot, std::uint8_t* tok) {
-      const std::uint8_t* raw_a = raw_ring + slot * S::kRawStage + S::kRawW;
-      const std::uint8_t* scale_a = raw_a + S::kRawA + kScaleBytes;
-      const int seg = lane >> 3;
-      const std::uint32_t sel_lo = ((seg & 1) * 2) * 0x11u, sel_hi = ((seg & 1) * 2 + 1) * 0x11u;
-#pragma unroll
-      for (int q = warp; q < kTileM / 8; q += 4) {
-        const int row = q * 8 + (lane & 7);
-        const uint4 raw = lds128(raw_a + row * kStageBytes + ((seg ^ ((row >> 1) & 3)) << 4));
-        const int srow = a_scale_row0 + row;
-        // scale columns 2 seg and 2 seg + 1 of this row: bytes of one word of the blocked layout
-        const std::uint32_t sword =
-            *reinterpret_cast<const std::uint32_t*>(scale_a + (seg >> 1) * kScaleChunk + (srow & 31) * 16 + (srow >> 5) * 4);
-        const std::uint32_t s_lo = scale_word_to_half2(sword, sel_lo);
-        const std::uint32_t s_hi = scale_word_to_half2(sword, sel_hi);
-        std::uint32_t h[4][4];
-        dequant8(raw.x, s_lo, h[0]);
-        dequant8(raw.y, s_lo, h[1]);
-        dequant8(raw.z, s_hi, h[2]);
-        dequant8(raw.w, s_hi, h[3]);
-        std::uint8_t* dst_row = tok + (seg >> 1) * (kTileM * 128) + row * 128;
-#pragma unroll
-        for (int pair = 0; pair < 4; ++pair) {
-          // virtual K of (word w, pair) = seg 32 + (pair / 2) 16 + (pair % 2) 8 + 2 w: words 0..3 of a
-          // pair fill one 16-byte chunk
-          const int c = (seg & 1) * 4 + (pair >> 1) * 2 + (pair & 1);
-          sts128(dst_row + ((c ^ (row & 7)) << 4), h[0][pair], h[1][pair], h[2][pair], h[3][pair]);
-        }
-      }
-    };
-
+    constexpr int kMyGroups = S::kProducerGroups / 4;  // groups 8 + warp + 4 q
     for (int i = 0; i < num_stages + S::kLookahead; ++i) {
       const int j = i - S::kLookahead;
-      if (j >= 0) {
-        const int slot = j % R, tslot = j % T;
-        if (j >= T) mbar_wait(&tok_empty[tslot], ((j / T) + 1) & 1);
-        mbar_wait(&raw_full[slot], (j / R) & 1);
-        dequant_tokens(slot, tok_ring + tslot * S::kTokBytes);
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic stores -> wgmma reads
-        mbar_arrive(&tok_full[tslot]);
-      }
+      if (kMyGroups > 0 && j >= 0) token_share(j, 8 + warp, 4, kMyGroups);
       if (i < num_stages) {
         const int slot = i % R;
         if (i >= R) mbar_wait(&raw_empty[slot], ((i / R) + 1) & 1);
@@ -731,8 +748,17 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
     const int row_g = weight_row0 + g, row_g8 = row_g + 8;
     const int sc_g = (row_g & 31) * 16 + (row_g >> 5) * 4, sc_g8 = (row_g8 & 31) * 16 + (row_g8 >> 5) * 4;
     const std::uint32_t sel0 = (t >> 1) * 0x11u, sel1 = ((t >> 1) + 2) * 0x11u;
+    float acc[kTileM / 2];  // wgmma m64nNk16 accumulators
+#pragma unroll
+    for (int i = 0; i < kTileM / 2; ++i) acc[i] = 0.0f;
     std::uint32_t frag[2][4][4];  // two sets (k64 halves) x 4 k16 steps
+    // Token-slot descriptors differ only in the start address (bits 0-13, address / 16): computed once.
+    const std::uint64_t desc_ring = sw128_descriptor(tok_ring);
 
+    const bool owns_group = cw < S::kConsumerGroups;
+    if (owns_group) {
+      for (int j = 0; j < S::kTokAhead && j < num_stages; ++j) token_share(j, cw, 0, 1);
+    }
 #pragma unroll
     for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[i]);
     for (int s = 0; s < num_stages; ++s) {
@@ -741,7 +767,6 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
       mbar_wait(&tok_full[tslot], (s / T) & 1);
       const std::uint8_t* base = raw_ring + slot * S::kRawStage;
       const std::uint8_t* scale_b = base + S::kRawW + S::kRawA;
-      const std::uint8_t* tok = tok_ring + tslot * S::kTokBytes;
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         // raw bytes: rows 0-7 / 8-15 of segments 2 half and 2 half + 1 (elements 64 half .. + 63)
@@ -780,40 +805,42 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           // k16 step 4 half + j: K half `half` of the token slot, 32 bytes per step inside the swizzle atom
-          const std::uint8_t* b = tok + half * (kTileM * 128) + j * 32;
-          wgmma_rs<kTileM>(frag[half][j], sw128_descriptor(b), acc, std::make_index_sequence<kTileM / 2>{});
+          const std::uint64_t b = desc_ring + ((tslot * S::kTokBytes + half * (kTileM * 128) + j * 32) >> 4);
+          wgmma_rs<kTileM>(frag[half][j], b, acc, std::make_index_sequence<kTileM / 2>{});
         }
         cute::warpgroup_commit_batch();
         // at most this k64 half's wgmmas stay in flight: the other fragment set is free again
         cute::warpgroup_wait<1>();
-        if (half == 0 && s > 0) {
-          // every wgmma of stage s - 1 has completed: its token slot may be rewritten
-          __syncwarp();
-          if (lane == 0) mbar_arrive(&tok_empty[(s - 1) % T]);
+        if (half == 0) {
+          if (s > 0) {
+            // every wgmma of stage s - 1 has completed: its token slot may be rewritten
+            __syncwarp();
+            if (lane == 0) mbar_arrive(&tok_empty[(s - 1) % T]);
+          }
+          // this warp's token group of stage s + kTokAhead, while the tensor cores run this half
+          if (owns_group && s + S::kTokAhead < num_stages) token_share(s + S::kTokAhead, cw, 0, 1);
         }
       }
     }
     cute::warpgroup_wait<0>();
 #pragma unroll
     for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[i]);
-  }
-  __syncthreads();  // producers done (every copy landed and was read), consumers' wgmmas retired
-
-  float* tile = reinterpret_cast<float*>(smem);
-  if (warp >= 4) {
+    // Both consumer warpgroups retired their wgmmas and ldmatrix reads; the producer finished before
+    // the last stage's tokens were ready. So the rings are free: the FP32 tile may overwrite them.
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
     // wgmma m64nN accumulators: warp cw owns weight rows 16 cw + g (+ 8), tokens 8 nt + 2 t (+ 1)
-    const int cw = warp - 4, g = lane >> 2, t = lane & 3;
+    float* tile = reinterpret_cast<float*>(smem);
 #pragma unroll
     for (int nt = 0; nt < kTileM / 8; ++nt)
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
-        const int weight = cw * 16 + g + (c >> 1) * 8;
+        const int weight = weight_row0 + g + (c >> 1) * 8;
         const int token = nt * 8 + 2 * t + (c & 1);
         tile[token * (kTileN + 4) + weight] = acc[nt * 4 + c];
       }
   }
-  __syncthreads();
-  finish_tile<kTileM, S::kThreads, ElementOut>(p, tile, tid);
+  __syncthreads();  // the FP32 tile is complete
+  finish_tile<kTileM, S::kThreads, ElementOut>(p, reinterpret_cast<float*>(smem), tid);
 }
 
 // Host side: the launcher and its registry hooks for one (token tile, out dtype).
