@@ -576,15 +576,6 @@ struct WsShape {
   static constexpr int kTokSlots = 3;
   static constexpr int kRawSlots = kTileM >= 128 ? 6 : 8;
   static constexpr int kLookahead = kRawSlots - 2;  // copies run this many stages ahead of token dequant
-  // Token dequantization is shared by all 12 warps, in 8-row groups: consumer warp c takes group c
-  // (c < 8), producer warp w takes groups 8 + w, 12 + w. Consumers do theirs kTokAhead stages ahead,
-  // between the two k64 halves of a stage, so it overlaps their own wgmmas.
-  static constexpr int kGroups = kTileM / 8;
-  static constexpr int kConsumerGroups = kGroups < 8 ? kGroups : 8;
-  static constexpr int kProducerGroups = kGroups - kConsumerGroups;  // 0 or 8
-  static constexpr int kTokWarps = kConsumerGroups + (kProducerGroups < 4 ? kProducerGroups : 4);
-  static constexpr int kTokAhead = 2;
-  static_assert(kTokAhead < kTokSlots, "a stage's tokens are written while older slots are still read");
   static constexpr int kEpilogueSmem = kTileM * (detail::kTileN + 4) * 4;
   static constexpr int kMainSmem = kTokSlots * kTokBytes + kRawSlots * kRawStage;
   // + 1 KB: the token ring is realigned to 1024 bytes (the 128-byte swizzle's atom).
@@ -625,7 +616,7 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
     }
 #pragma unroll
     for (int i = 0; i < T; ++i) {
-      mbar_init(&tok_full[i], 32 * S::kTokWarps);  // every thread of a warp that owns a token group
+      mbar_init(&tok_full[i], 128);  // every producer thread
       mbar_init(&tok_empty[i], 8);
     }
   }
@@ -635,46 +626,50 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
   const std::uint8_t* a_scale_rows = p.a_scale + batch * p.a_scale_batch +
                                      static_cast<long long>(m0 / 128) * (p.scale_cols_padded / 4) * kScaleChunk;
 
-  // Tokens of one 8-row group of a stage (one warp): raw chunk (row, seg) -> 4 words x 8 elements,
-  // stored in the permuted K order the weight fragments use, as 16-byte chunks of the 128-byte-
-  // swizzled K-major B operand (two K halves of 64, each kTileM rows x 128 bytes). Lanes take 8 rows x
-  // 4 segments, so the raw reads and the swizzled stores each hit 8 distinct 16-byte bank groups.
-  auto dequant_token_group = [&](const std::uint8_t* raw_stage, std::uint8_t* tok, int group) {
+  // Tokens of one stage (producer warpgroup): raw chunk (row, seg) -> 4 words x 8 elements, stored in
+  // the permuted K order the weight fragments use, as 16-byte chunks of the 128-byte-swizzled K-major B
+  // operand (two K halves of 64, each kTileM rows x 128 bytes). A warp takes 8-row groups, lanes 8 rows
+  // x 4 segments, so the raw reads and the swizzled stores each hit 8 distinct 16-byte bank groups.
+  // All loads of a thread come first: one warp per scheduler runs this, so their latency must overlap.
+  auto dequant_tokens = [&](const std::uint8_t* raw_stage, std::uint8_t* tok) {
     const std::uint8_t* raw_a = raw_stage + S::kRawW;
     const std::uint8_t* scale_a = raw_a + S::kRawA + kScaleBytes;
     const int seg = lane >> 3;
-    const int row = group * 8 + (lane & 7);
-    const uint4 raw = lds128(raw_a + row * kStageBytes + ((seg ^ ((row >> 1) & 3)) << 4));
-    // scale columns 2 seg and 2 seg + 1 of this row: bytes of one word of the blocked layout
-    const int srow = a_scale_row0 + row;
-    const std::uint32_t sword =
-        *reinterpret_cast<const std::uint32_t*>(scale_a + (seg >> 1) * kScaleChunk + (srow & 31) * 16 + (srow >> 5) * 4);
-    const std::uint32_t s_lo = scale_word_to_half2(sword, ((seg & 1) * 2) * 0x11u);
-    const std::uint32_t s_hi = scale_word_to_half2(sword, ((seg & 1) * 2 + 1) * 0x11u);
-    std::uint32_t h[4][4];
-    dequant8(raw.x, s_lo, h[0]);
-    dequant8(raw.y, s_lo, h[1]);
-    dequant8(raw.z, s_hi, h[2]);
-    dequant8(raw.w, s_hi, h[3]);
-    std::uint8_t* dst_row = tok + (seg >> 1) * (kTileM * 128) + row * 128;
+    constexpr int kGroups = (kTileM / 8 + 3) / 4;  // 8-row groups per producer warp
+    uint4 raw[kGroups];
+    std::uint32_t sword[kGroups];
 #pragma unroll
-    for (int pair = 0; pair < 4; ++pair) {
-      // virtual K of (word w, pair) = seg 32 + (pair / 2) 16 + (pair % 2) 8 + 2 w: words 0..3 of a pair
-      // fill one 16-byte chunk
-      const int c = (seg & 1) * 4 + (pair >> 1) * 2 + (pair & 1);
-      sts128(dst_row + ((c ^ (row & 7)) << 4), h[0][pair], h[1][pair], h[2][pair], h[3][pair]);
+    for (int it = 0; it < kGroups; ++it) {
+      const int row = (warp + 4 * it) * 8 + (lane & 7);
+      if (row < kTileM) {
+        raw[it] = lds128(raw_a + row * kStageBytes + ((seg ^ ((row >> 1) & 3)) << 4));
+        // scale columns 2 seg and 2 seg + 1 of this row: bytes of one word of the blocked layout
+        const int srow = a_scale_row0 + row;
+        sword[it] = *reinterpret_cast<const std::uint32_t*>(scale_a + (seg >> 1) * kScaleChunk + (srow & 31) * 16 +
+                                                            (srow >> 5) * 4);
+      }
     }
-  };
-  // This warp's share of stage j's tokens (after its raw bytes landed and its token slot was freed).
-  auto token_share = [&](int j, int first_group, int group_step, int groups) {
-    const int slot = j % R, tslot = j % T;
-    if (j >= T) mbar_wait(&tok_empty[tslot], ((j / T) + 1) & 1);
-    mbar_wait(&raw_full[slot], (j / R) & 1);
 #pragma unroll
-    for (int q = 0; q < groups; ++q)
-      dequant_token_group(raw_ring + slot * S::kRawStage, tok_ring + tslot * S::kTokBytes, first_group + q * group_step);
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic stores -> wgmma reads
-    mbar_arrive(&tok_full[tslot]);
+    for (int it = 0; it < kGroups; ++it) {
+      const int row = (warp + 4 * it) * 8 + (lane & 7);
+      if (row < kTileM) {
+        const std::uint32_t s_lo = scale_word_to_half2(sword[it], ((seg & 1) * 2) * 0x11u);
+        const std::uint32_t s_hi = scale_word_to_half2(sword[it], ((seg & 1) * 2 + 1) * 0x11u);
+        std::uint32_t h[4][4];
+        dequant8(raw[it].x, s_lo, h[0]);
+        dequant8(raw[it].y, s_lo, h[1]);
+        dequant8(raw[it].z, s_hi, h[2]);
+        dequant8(raw[it].w, s_hi, h[3]);
+        std::uint8_t* dst_row = tok + (seg >> 1) * (kTileM * 128) + row * 128;
+#pragma unroll
+        for (int pair = 0; pair < 4; ++pair) {
+          // virtual K of (word w, pair) = seg 32 + (pair / 2) 16 + (pair % 2) 8 + 2 w: words 0..3 of a
+          // pair fill one 16-byte chunk
+          const int c = (seg & 1) * 4 + (pair >> 1) * 2 + (pair & 1);
+          sts128(dst_row + ((c ^ (row & 7)) << 4), h[0][pair], h[1][pair], h[2][pair], h[3][pair]);
+        }
+      }
+    }
   };
 
   if (warp < 4) {
@@ -727,10 +722,16 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
     // order the weight fragments use, as 16-byte chunks of the 128-byte-swizzled K-major B operand
     // (two K halves of 64, each kTileM rows x 128 bytes). Lanes take 8 rows x 4 segments, so both the
     // raw reads and the swizzled stores hit 8 distinct 16-byte bank groups.
-    constexpr int kMyGroups = S::kProducerGroups / 4;  // groups 8 + warp + 4 q
     for (int i = 0; i < num_stages + S::kLookahead; ++i) {
       const int j = i - S::kLookahead;
-      if (kMyGroups > 0 && j >= 0) token_share(j, 8 + warp, 4, kMyGroups);
+      if (j >= 0) {
+        const int slot = j % R, tslot = j % T;
+        if (j >= T) mbar_wait(&tok_empty[tslot], ((j / T) + 1) & 1);
+        mbar_wait(&raw_full[slot], (j / R) & 1);
+        dequant_tokens(raw_ring + slot * S::kRawStage, tok_ring + tslot * S::kTokBytes);
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic stores -> wgmma reads
+        mbar_arrive(&tok_full[tslot]);
+      }
       if (i < num_stages) {
         const int slot = i % R;
         if (i >= R) mbar_wait(&raw_empty[slot], ((i / R) + 1) & 1);
@@ -755,10 +756,6 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
     // Token-slot descriptors differ only in the start address (bits 0-13, address / 16): computed once.
     const std::uint64_t desc_ring = sw128_descriptor(tok_ring);
 
-    const bool owns_group = cw < S::kConsumerGroups;
-    if (owns_group) {
-      for (int j = 0; j < S::kTokAhead && j < num_stages; ++j) token_share(j, cw, 0, 1);
-    }
 #pragma unroll
     for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[i]);
     for (int s = 0; s < num_stages; ++s) {
@@ -811,14 +808,10 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
         cute::warpgroup_commit_batch();
         // at most this k64 half's wgmmas stay in flight: the other fragment set is free again
         cute::warpgroup_wait<1>();
-        if (half == 0) {
-          if (s > 0) {
-            // every wgmma of stage s - 1 has completed: its token slot may be rewritten
-            __syncwarp();
-            if (lane == 0) mbar_arrive(&tok_empty[(s - 1) % T]);
-          }
-          // this warp's token group of stage s + kTokAhead, while the tensor cores run this half
-          if (owns_group && s + S::kTokAhead < num_stages) token_share(s + S::kTokAhead, cw, 0, 1);
+        if (half == 0 && s > 0) {
+          // every wgmma of stage s - 1 has completed: its token slot may be rewritten
+          __syncwarp();
+          if (lane == 0) mbar_arrive(&tok_empty[(s - 1) % T]);
         }
       }
     }
