@@ -85,12 +85,18 @@ __device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
 __device__ __forceinline__ void mbar_arrive_on_copies(std::uint64_t* bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
 }
+// A waiting warp may sleep this long (it wakes when the phase completes): spinning warps would take
+// issue slots from the producer that shares their scheduler.
+#ifndef NVFP4_SM90_SUSPEND_NS
+#define NVFP4_SM90_SUSPEND_NS 100000
+#endif
+constexpr unsigned kSuspendHintNs = NVFP4_SM90_SUSPEND_NS;
 __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
   asm volatile(
       "{\n .reg .pred done;\n"
-      "RETRY:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "RETRY:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, %2;\n"
       " @!done bra RETRY;\n}\n" ::"r"(smem_addr(bar)),
-      "r"(parity)
+      "r"(parity), "n"(kSuspendHintNs)
       : "memory");
 }
 
@@ -761,23 +767,23 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
     for (int s = 0; s < num_stages; ++s) {
       const int slot = s % R, tslot = s % T;
       mbar_wait(&raw_full[slot], (s / R) & 1);
-      mbar_wait(&tok_full[tslot], (s / T) & 1);
       const std::uint8_t* base = raw_ring + slot * S::kRawStage;
       const std::uint8_t* scale_b = base + S::kRawW + S::kRawA;
+      // Both halves' raw bytes and scale words are loaded up front, so the second half's shared-memory
+      // latency hides behind the first half's dequantization. raw: rows 0-7 / 8-15 of segments 2 half
+      // and 2 half + 1 (elements 64 half .. + 63); scale words: columns 4 half .. + 3 of rows g, g + 8.
+      std::uint32_t raws[2][4], wgs[2], wg8s[2];
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        // raw bytes: rows 0-7 / 8-15 of segments 2 half and 2 half + 1 (elements 64 half .. + 63)
-        std::uint32_t raw[4];
-        const int seg = 2 * half + (lane >> 4);
-        ldmatrix_x4(raw, base + ld_row * kStageBytes + ((seg ^ ld_swz) << 4));
-        // scale columns 4 half .. 4 half + 3 of rows g and g + 8: one word each
-        const std::uint32_t wg = *reinterpret_cast<const std::uint32_t*>(scale_b + half * kScaleChunk + sc_g);
-        const std::uint32_t wg8 = *reinterpret_cast<const std::uint32_t*>(scale_b + half * kScaleChunk + sc_g8);
-        if (half == 1) {
-          // raw weights and scales of this slot are in registers now: the producer may refill it
-          __syncwarp();
-          if (lane == 0) mbar_arrive(&raw_empty[slot]);
-        }
+        ldmatrix_x4(raws[half], base + ld_row * kStageBytes + (((2 * half + (lane >> 4)) ^ ld_swz) << 4));
+        wgs[half] = *reinterpret_cast<const std::uint32_t*>(scale_b + half * kScaleChunk + sc_g);
+        wg8s[half] = *reinterpret_cast<const std::uint32_t*>(scale_b + half * kScaleChunk + sc_g8);
+      }
+      mbar_wait(&tok_full[tslot], (s / T) & 1);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const std::uint32_t(&raw)[4] = raws[half];
+        const std::uint32_t wg = wgs[half], wg8 = wg8s[half];
 #pragma unroll
         for (int sub = 0; sub < 2; ++sub) {  // segment 2 half + sub, scale column 2 (2 half + sub) + t / 2
           std::uint32_t h[2][4];
@@ -791,6 +797,11 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
             f[2] = h[0][2 * step + 1];
             f[3] = h[1][2 * step + 1];
           }
+        }
+        if (half == 1) {
+          // every raw byte and scale of this slot has been used: the producer may refill it
+          __syncwarp();
+          if (lane == 0) mbar_arrive(&raw_empty[slot]);
         }
         // pin the fragments' definitions before wgmma.fence: a definition scheduled after it makes
         // ptxas serialize every wgmma (C7513)
