@@ -574,7 +574,15 @@ __global__ void __launch_bounds__(detail::kThreads, (kWgmma && kTileM <= 64) ? 3
 // stage and ran at ~1/4 of the tensor rate with the SMs mostly waiting on latency.
 template <int kTileM>
 struct WsShape {
-  static constexpr int kThreads = 384;
+  // Producer warpgroups: two, so that each scheduler runs two producer warps (the token
+  // dequantization of a stage was the critical path with one: consumers waited on it).
+  static constexpr int kProducerWarps = 8;
+  static constexpr int kProducerThreads = 32 * kProducerWarps;
+  static constexpr int kThreads = kProducerThreads + 256;
+  // setmaxnreg budgets (512 threads start at 128 registers): producers give registers to consumers,
+  // whose accumulators and two fragment sets need them. 256 x 88 + 256 x 168 = 65536.
+  static constexpr int kProducerRegs = 88;
+  static constexpr int kConsumerRegs = 168;
   static constexpr int kRawW = detail::kTileN * detail::kStageBytes;
   static constexpr int kRawA = kTileM * detail::kStageBytes;
   static constexpr int kRawStage = kRawW + kRawA + 2 * detail::kScaleBytes;
@@ -590,7 +598,7 @@ struct WsShape {
 };
 
 template <int kTileM, class ElementOut>
-__global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParams p) {
+__global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParams p) {
   using namespace detail;
   using S = WsShape<kTileM>;
   constexpr int R = S::kRawSlots;
@@ -617,12 +625,12 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
   if (tid == 0) {
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      mbar_init(&raw_full[i], 128);  // one cp.async-tracking arrival per producer thread
+      mbar_init(&raw_full[i], S::kProducerThreads);  // one cp.async-tracking arrival per producer thread
       mbar_init(&raw_empty[i], 8);   // one arrival per consumer warp
     }
 #pragma unroll
     for (int i = 0; i < T; ++i) {
-      mbar_init(&tok_full[i], 128);  // every producer thread
+      mbar_init(&tok_full[i], S::kProducerThreads);  // every producer thread
       mbar_init(&tok_empty[i], 8);
     }
   }
@@ -632,7 +640,7 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
   const std::uint8_t* a_scale_rows = p.a_scale + batch * p.a_scale_batch +
                                      static_cast<long long>(m0 / 128) * (p.scale_cols_padded / 4) * kScaleChunk;
 
-  // Tokens of one stage (producer warpgroup): raw chunk (row, seg) -> 4 words x 8 elements, stored in
+  // Tokens of one stage (producer warps): raw chunk (row, seg) -> 4 words x 8 elements, stored in
   // the permuted K order the weight fragments use, as 16-byte chunks of the 128-byte-swizzled K-major B
   // operand (two K halves of 64, each kTileM rows x 128 bytes). A warp takes 8-row groups, lanes 8 rows
   // x 4 segments, so the raw reads and the swizzled stores each hit 8 distinct 16-byte bank groups.
@@ -641,12 +649,12 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
     const std::uint8_t* raw_a = raw_stage + S::kRawW;
     const std::uint8_t* scale_a = raw_a + S::kRawA + kScaleBytes;
     const int seg = lane >> 3;
-    constexpr int kGroups = (kTileM / 8 + 3) / 4;  // 8-row groups per producer warp
+    constexpr int kGroups = (kTileM / 8 + S::kProducerWarps - 1) / S::kProducerWarps;  // 8-row groups per warp
     uint4 raw[kGroups];
     std::uint32_t sword[kGroups];
 #pragma unroll
     for (int it = 0; it < kGroups; ++it) {
-      const int row = (warp + 4 * it) * 8 + (lane & 7);
+      const int row = (warp + S::kProducerWarps * it) * 8 + (lane & 7);
       if (row < kTileM) {
         raw[it] = lds128(raw_a + row * kStageBytes + ((seg ^ ((row >> 1) & 3)) << 4));
         // scale columns 2 seg and 2 seg + 1 of this row: bytes of one word of the blocked layout
@@ -657,7 +665,7 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
     }
 #pragma unroll
     for (int it = 0; it < kGroups; ++it) {
-      const int row = (warp + 4 * it) * 8 + (lane & 7);
+      const int row = (warp + S::kProducerWarps * it) * 8 + (lane & 7);
       if (row < kTileM) {
         const std::uint32_t s_lo = scale_word_to_half2(sword[it], ((seg & 1) * 2) * 0x11u);
         const std::uint32_t s_hi = scale_word_to_half2(sword[it], ((seg & 1) * 2 + 1) * 0x11u);
@@ -678,8 +686,9 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
     }
   };
 
-  if (warp < 4) {
-    // ---------------- producer warpgroup ----------------
+  if (warp < S::kProducerWarps) {
+    // ---------------- producer warpgroups ----------------
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(S::kProducerRegs));
     const int k_bytes = p.k / 2;
     const std::uint8_t* a_batch = p.a + static_cast<long long>(batch) * p.m * k_bytes;
     const std::uint8_t* b_batch = p.b + static_cast<long long>(batch) * p.n * k_bytes;
@@ -687,24 +696,25 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
     const std::uint8_t* b_scale_rows = p.b_scale + batch * p.b_scale_batch +
                                        static_cast<long long>(n0 / 128) * scale_tiles_per_row_block * kScaleChunk;
     const int chunk = tid & 3;  // 16-byte chunk of a row's 64 stage bytes
-    const int row_in = tid >> 2;  // 0..31
+    const int row_in = tid >> 2;  // 0 .. kProducerThreads / 4 - 1
+    constexpr int kRowStep = S::kProducerThreads / 4;
 
     auto load_stage = [&](int s, int slot) {
       std::uint8_t* base = raw_ring + slot * S::kRawStage;
       const int gk = s * kStageBytes + chunk * 16;
       const bool k_ok = gk < k_bytes;
-      // weights and tokens: rows row_in + 32 j, chunks XOR-swizzled by row against bank conflicts
+      // weights and tokens: rows row_in + kRowStep j, chunks XOR-swizzled by row against bank conflicts
 #pragma unroll
-      for (int j = 0; j < kTileN / 32; ++j) {
-        const int row = row_in + 32 * j;
+      for (int j = 0; j < kTileN / kRowStep; ++j) {
+        const int row = row_in + kRowStep * j;
         const bool ok = k_ok && (n0 + row < p.n);
         const std::uint8_t* src = ok ? b_batch + static_cast<long long>(n0 + row) * k_bytes + gk : b_batch;
         cp_async_16_prefetch(base + row * kStageBytes + ((chunk ^ ((row >> 1) & 3)) << 4), src, ok ? 16 : 0);
       }
       std::uint8_t* raw_a = base + S::kRawW;
 #pragma unroll
-      for (int j = 0; j < (kTileM + 31) / 32; ++j) {
-        const int row = row_in + 32 * j;
+      for (int j = 0; j < (kTileM + kRowStep - 1) / kRowStep; ++j) {
+        const int row = row_in + kRowStep * j;
         if (row < kTileM) {
           const bool ok = k_ok && (m0 + row < p.m);
           const std::uint8_t* src = ok ? a_batch + static_cast<long long>(m0 + row) * k_bytes + gk : a_batch;
@@ -713,7 +723,7 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
       }
       // scales: the stage's 8 columns are 2 consecutive 512-byte tiles (the second may lie past K);
       // threads 0-63 copy the weights' 1 KB, 64-127 the tokens'
-      {
+      if (tid < 128) {
         const int which = tid >> 6;
         const int offset = (tid & 63) * 16;
         const int tile = 2 * s + (offset >> 9);
@@ -724,10 +734,6 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
       }
     };
 
-    // Tokens of one stage: raw chunk (row, seg) -> 4 words x 8 elements, stored in the permuted K
-    // order the weight fragments use, as 16-byte chunks of the 128-byte-swizzled K-major B operand
-    // (two K halves of 64, each kTileM rows x 128 bytes). Lanes take 8 rows x 4 segments, so both the
-    // raw reads and the swizzled stores hit 8 distinct 16-byte bank groups.
     for (int i = 0; i < num_stages + S::kLookahead; ++i) {
       const int j = i - S::kLookahead;
       if (j >= 0) {
@@ -747,7 +753,8 @@ __global__ void __launch_bounds__(384, 1) ws_wgmma_kernel(const DequantGemmParam
     }
   } else {
     // ---------------- consumer warpgroups ----------------
-    const int cw = warp - 4;  // 0..7: 16 weight rows each, warpgroup (cw / 4) covers 64
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(S::kConsumerRegs));
+    const int cw = warp - S::kProducerWarps;  // 0..7: 16 weight rows each, warpgroup (cw / 4) covers 64
     const int g = lane >> 2, t = lane & 3;
     const int weight_row0 = cw * 16;
     const int ld_row = weight_row0 + (lane & 7) + ((lane >> 3) & 1) * 8;  // ldmatrix source row
