@@ -585,6 +585,20 @@ __global__ void __launch_bounds__(detail::kThreads, (kWgmma && kTileM <= 64) ? 3
 // No CTA-wide barrier in the main loop: slots are handed over by full/empty mbarriers. Why: the v2
 // kernel serialized copy waits, token dequant, weight dequant and MMA behind two __syncthreads per
 // stage and ran at ~1/4 of the tensor rate with the SMs mostly waiting on latency.
+// Position in a ring of kSlots mbarrier-guarded slots: the slot and the parity of its current use.
+// Advanced by one per stage, so the loops need no divisions.
+template <int kSlots>
+struct RingPos {
+  int slot = 0;
+  unsigned phase = 0;
+  __device__ __forceinline__ void advance() {
+    if (++slot == kSlots) {
+      slot = 0;
+      phase ^= 1u;
+    }
+  }
+};
+
 template <int kTileM>
 struct WsShape {
   // Producer warpgroups: two, so that each scheduler runs two producer warps (the token
@@ -747,21 +761,25 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
       }
     };
 
+    RingPos<R> load_pos, read_pos;  // raw slot of stage i (copies), of stage j (token dequant)
+    RingPos<T> tok_pos;              // token slot of stage j
     for (int i = 0; i < num_stages + S::kLookahead; ++i) {
       const int j = i - S::kLookahead;
       if (j >= 0) {
-        const int slot = j % R, tslot = j % T;
-        if (j >= T) mbar_wait(&tok_empty[tslot], ((j / T) + 1) & 1);
-        mbar_wait(&raw_full[slot], (j / R) & 1);
-        dequant_tokens(raw_ring + slot * S::kRawStage, tok_ring + tslot * S::kTokBytes);
+        // a slot's previous use (stage j - T) must be released first: the parity before this one
+        if (j >= T) mbar_wait(&tok_empty[tok_pos.slot], tok_pos.phase ^ 1u);
+        mbar_wait(&raw_full[read_pos.slot], read_pos.phase);
+        dequant_tokens(raw_ring + read_pos.slot * S::kRawStage, tok_ring + tok_pos.slot * S::kTokBytes);
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic stores -> wgmma reads
-        mbar_arrive(&tok_full[tslot]);
+        mbar_arrive(&tok_full[tok_pos.slot]);
+        read_pos.advance();
+        tok_pos.advance();
       }
       if (i < num_stages) {
-        const int slot = i % R;
-        if (i >= R) mbar_wait(&raw_empty[slot], ((i / R) + 1) & 1);
-        load_stage(stage_begin + i, slot);
-        mbar_arrive_on_copies(&raw_full[slot]);
+        if (i >= R) mbar_wait(&raw_empty[load_pos.slot], load_pos.phase ^ 1u);
+        load_stage(stage_begin + i, load_pos.slot);
+        mbar_arrive_on_copies(&raw_full[load_pos.slot]);
+        load_pos.advance();
       }
     }
   } else {
@@ -784,9 +802,12 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
 
 #pragma unroll
     for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[i]);
+    RingPos<R> raw_pos;
+    RingPos<T> tok_pos;
+    int prev_tslot = T - 1;  // token slot of stage s - 1
     for (int s = 0; s < num_stages; ++s) {
-      const int slot = s % R, tslot = s % T;
-      mbar_wait(&raw_full[slot], (s / R) & 1);
+      const int slot = raw_pos.slot, tslot = tok_pos.slot;
+      mbar_wait(&raw_full[slot], raw_pos.phase);
       const std::uint8_t* base = raw_ring + slot * S::kRawStage;
       const std::uint8_t* scale_b = base + S::kRawW + S::kRawA;
       // Both halves' raw bytes and scale words are loaded up front, so the second half's shared-memory
@@ -799,7 +820,7 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
         wgs[half] = *reinterpret_cast<const std::uint32_t*>(scale_b + half * kScaleChunk + sc_g);
         wg8s[half] = *reinterpret_cast<const std::uint32_t*>(scale_b + half * kScaleChunk + sc_g8);
       }
-      mbar_wait(&tok_full[tslot], (s / T) & 1);
+      mbar_wait(&tok_full[tslot], tok_pos.phase);
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const std::uint32_t(&raw)[4] = raws[half];
@@ -842,9 +863,12 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
         if (half == 0 && s > 0) {
           // every wgmma of stage s - 1 has completed: its token slot may be rewritten
           __syncwarp();
-          if (lane == 0) mbar_arrive(&tok_empty[(s - 1) % T]);
+          if (lane == 0) mbar_arrive(&tok_empty[prev_tslot]);
         }
       }
+      prev_tslot = tslot;
+      raw_pos.advance();
+      tok_pos.advance();
     }
     cute::warpgroup_wait<0>();
 #pragma unroll
