@@ -39,7 +39,9 @@ _MODEL_SM_COUNT = {10: 148, 9: 132}
 _SM90_CTAS_PER_SM = {"mma_sync": 2, "wgmma": 1}
 _SM90_MIN_STAGES_PER_SPLIT = 4
 _SM90_STAGE_K = 128
-_SM90_LARGEST_USEFUL_TOKEN_TILE = 64
+_SM90_LARGEST_USEFUL_TOKEN_TILE = 128
+# Below this K the 128-token tile leaves too few K stages per CTA to fill its pipeline: 64 instead.
+_SM90_LONG_K = 4096
 
 
 class UnsupportedDeviceError(RuntimeError):
@@ -159,17 +161,18 @@ def _pick(family_configs: tuple[Config, ...], m: int, n: int, k: int, l: int, ou
     if not supported:
         raise ValueError(f"no config can run M={m} N={n} K={k} L={l} {out_dtype}: " + "; ".join(rejected))
     if supported[0].family == "sm90":
-        # Measured on the H200 (2026-11-21, docs/h200-2026-11-21/tuned.json, 8 shapes x all configs x
-        # split-K): the wgmma twin is as fast or faster than mma.sync from 32 tokens up (up to 1.26x;
-        # equal at 16). From M = 64 up the 64-token tile wins on the mid-size shapes and the 128 one
-        # on the largest (128x7168x16384 and 128x7168x7168, by ~1.1x): the model takes 64, the tuned
-        # table corrects where measured. Below 64 tokens the smallest tile covering M wins (every CTA
-        # dequantizes its whole token slice again).
-        wanted = min(m, _SM90_LARGEST_USEFUL_TOKEN_TILE)
+        # Measured on the H200 (2026-11-21, warp-specialized wgmma kernel, docs/perf_notes.md "Hopper
+        # v3"): at M = 128 the 128-token tile wins from K = 7168 up (each weight dequantized once;
+        # 109 vs 131 us at 128x7168x16384, 37.5 vs 40.0 at 128x4096x7168), the 64 one at K = 2048
+        # (23.0 vs 29.5: a split of the 128 tile gets only 8 K stages); at M = 64 the 64 tile. Below
+        # that the smallest tile covering M wins (every CTA dequantizes its whole token slice again).
+        # The tuned table corrects where measured.
+        largest = _SM90_LARGEST_USEFUL_TOKEN_TILE if k >= _SM90_LONG_K else 64
+        wanted = min(m, largest)
         pool = [c for c in supported if c.mma == "wgmma"] or supported
         covering = [c for c in pool if c.tile[0] >= wanted]
         choice = min(covering, key=lambda c: c.tile[0])
-        return choice, f"{choice.mma}, smallest token tile covering min(M, {_SM90_LARGEST_USEFUL_TOKEN_TILE}) (tile M = {choice.tile[0]})"
+        return choice, f"{choice.mma}, smallest token tile covering min(M, {largest}) (tile M = {choice.tile[0]})"
     if len(supported) == 1:
         return supported[0], "the only config of its family that runs the shape"
     # No analytic model for this family yet (the B200 model is issue 3's): the table's first config

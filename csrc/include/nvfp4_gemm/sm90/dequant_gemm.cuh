@@ -9,17 +9,17 @@
 // Shape of the work (M tokens are few, N weights are many):
 //   * the MMA's "A" operand (16 rows, from registers) is the weight tile b, the "B" operand (8
 //     columns) the tokens a, so out^T tiles are computed and stored transposed;
-//   * a CTA covers 128 weight rows x kTileM tokens; its 8 warps split them as 8 x 1 (16 weight rows,
-//     all tokens: every weight is dequantized once) for small token tiles, 4 x 2 from 64 tokens up;
-//   * K runs in stages of 128 elements through a kStages-deep cp.async pipeline of raw bytes;
+//   * a CTA covers 128 weight rows x kTileM tokens; K runs in stages of 128 elements;
 //   * weights are dequantized per warp straight from ldmatrix fragments of the raw bytes; tokens once
 //     per CTA stage into an fp16 shared buffer that all weight warps read;
 //   * inside a thread, the K order of the 8 elements of a 32-bit word is permuted (pairs (i, i+4)),
 //     identically for both operands, so no shuffles are needed: a dot product does not care about
 //     the order of its terms, only that both sides agree and each term has its own scale;
-//   * two MMA paths: `mma.sync.m16n8k16` (tokens read back with ldmatrix) or, with kWgmma, one
-//     `wgmma.mma_async.m64nNk16` per warpgroup and k16 step, weights from registers, tokens from the
-//     shared buffer laid out in wgmma's 128-byte-swizzled K-major form (each warp 16 weight rows);
+//   * two kernels: `dequant_gemm_kernel` (the `sm90_dequant_*` configs: 8 warps, `mma.sync.m16n8k16`,
+//     a 4-deep cp.async pipeline with two CTA barriers per stage; 8 x 1 warps over weights x tokens
+//     for small token tiles, 4 x 2 from 64 up) and `ws_wgmma_kernel` (the `sm90_wgmma_*` configs:
+//     warp-specialized, one `wgmma.mma_async.m64nNk16` per consumer warpgroup and k16 step, weights
+//     from registers, tokens from a 128-byte-swizzled K-major shared buffer; see its comment);
 //   * split-K over gridDim.z with a deterministic reduction: every split writes its FP32 partial
 //     tile to the scratch workspace; the last split to arrive (per-tile counter, in a zeroed
 //     counter array of its own) adds them in split order and leaves the counter zero.
@@ -303,7 +303,7 @@ __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* t
   }
 }
 
-template <int kTileM, int kStages, class ElementOut, bool kWgmma>
+template <int kTileM, int kStages, class ElementOut>
 struct DequantGemmKernel {
   static_assert(kTileM == 16 || kTileM == 32 || kTileM == 64 || kTileM == 128, "token tile is 16, 32, 64 or 128");
   // Warps along the tokens: 1 for small token tiles (each warp owns 16 weight rows and all tokens, so
@@ -311,7 +311,7 @@ struct DequantGemmKernel {
   // the token fragment loads and keeps the accumulators in registers). Measured on the H200,
   // 2026-11-21: 1 warp along tokens is 1.23x faster at M = 1..16 (36.3 -> 29.6 us, 1x7168x7168) and
   // 1.11x slower at M = 128 (169 -> 190 us, 128x7168x16384) than 2.
-  static constexpr int kWarpsM = (kTileM >= 64 && !kWgmma) ? 2 : 1;
+  static constexpr int kWarpsM = kTileM >= 64 ? 2 : 1;
   static constexpr int kMTiles = kWarpsM;  // m16 weight tiles per warp: 8 / (8 / kWarpsM) x 16 rows / 16
   static constexpr int kTokenTiles = kTileM / kWarpsM / 8;  // n8 MMA tiles per warp
   static constexpr int kRawW = detail::kTileN * detail::kStageBytes;
@@ -321,15 +321,15 @@ struct DequantGemmKernel {
   static constexpr int kTilePitch = detail::kTileN + 4;  // floats per token row of the epilogue tile
   static constexpr int kEpilogueSmem = kTileM * kTilePitch * 4;  // FP32 tile, reuses the pipeline
   // + 1 KB: the wgmma token buffer is realigned to 1024 bytes (the 128-byte swizzle's atom).
-  static constexpr int kMainSmem = kStages * kStageSmem + kTokenBuffer + (kWgmma ? 1024 : 0);
+  static constexpr int kMainSmem = kStages * kStageSmem + kTokenBuffer;
   static constexpr int kSmemBytes = kMainSmem > kEpilogueSmem ? kMainSmem : kEpilogueSmem;
 };
 
-template <int kTileM, int kStages, class ElementOut, bool kWgmma>
-__global__ void __launch_bounds__(detail::kThreads, (kWgmma && kTileM <= 64) ? 3 : 2)
+template <int kTileM, int kStages, class ElementOut>
+__global__ void __launch_bounds__(detail::kThreads, 2)
     dequant_gemm_kernel(const DequantGemmParams p) {
   using namespace detail;
-  using K = DequantGemmKernel<kTileM, kStages, ElementOut, kWgmma>;
+  using K = DequantGemmKernel<kTileM, kStages, ElementOut>;
   extern __shared__ __align__(128) std::uint8_t smem[];
 
   const int tid = threadIdx.x;
@@ -362,9 +362,6 @@ __global__ void __launch_bounds__(detail::kThreads, (kWgmma && kTileM <= 64) ? 3
 
   auto stage_ptr = [&](int slot) { return smem + slot * K::kStageSmem; };
   std::uint8_t* token_half = smem + kStages * K::kStageSmem;
-  if constexpr (kWgmma) {
-    token_half += (1024 - (smem_addr(token_half) & 1023)) & 1023;
-  }
 
   // Issue the copies of stage `s` (absolute) into pipeline slot `slot`.
   auto load_stage = [&](int s, int slot) {
@@ -444,70 +441,14 @@ __global__ void __launch_bounds__(detail::kThreads, (kWgmma && kTileM <= 64) ? 3
         for (int pair = 0; pair < 4; ++pair) {
           // virtual K position of pair `pair` of word `w` in segment `seg` (see the weights' loop)
           const int v = seg * 32 + (pair >> 1) * 16 + (pair & 1) * 8 + 2 * w;
-          if constexpr (kWgmma) {
-            // two K halves of 64, each kTileM rows x 128 bytes, 16-byte chunks XOR-swizzled by row
-            std::uint8_t* dst = token_half + (v >> 6) * (kTileM * 128) + row * 128;
-            *reinterpret_cast<std::uint32_t*>(dst + ((((v & 63) >> 3) ^ (row & 7)) << 4) + (v & 7) * 2) = h[pair];
-          } else {
-            const int chunk = (v >> 3) ^ (row & 7);
-            *reinterpret_cast<std::uint32_t*>(dst_row + chunk * 16 + (v & 7) * 2) = h[pair];
-          }
+          const int chunk = (v >> 3) ^ (row & 7);
+          *reinterpret_cast<std::uint32_t*>(dst_row + chunk * 16 + (v & 7) * 2) = h[pair];
         }
       }
-    }
-    if constexpr (kWgmma) {
-      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic-proxy stores -> wgmma reads
     }
     __syncthreads();  // token buffer ready
 
-    if constexpr (kWgmma) {
-      // Four k16 steps at a time (16-byte segments 2 seg_pair, 2 seg_pair + 1): weights dequantized
-      // into wgmma A fragments (this warp's 16 rows of its warpgroup's 64), then one wgmma per step
-      // against the token buffer. One fragment set keeps registers low enough for 3 CTAs per SM.
-      float* d = &acc[0][0][0];
-#pragma unroll
-      for (int seg_pair = 0; seg_pair < 2; ++seg_pair) {
-        std::uint32_t a[4][4];
-        std::uint32_t raw[4];
-        {
-          const int row = weight_row0 + (lane & 7) + ((lane >> 3) & 1) * 8;
-          const int seg = 2 * seg_pair + (lane >> 4);
-          ldmatrix_x4(raw, base + row * kStageBytes + ((seg ^ ((row >> 1) & 3)) << 4));
-        }
-        cute::warpgroup_wait<0>();  // the previous MMAs still read the fragment registers
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int seg = 2 * seg_pair + half;
-          std::uint32_t h[2][4];
-#pragma unroll
-          for (int rows = 0; rows < 2; ++rows) {
-            const int row = weight_row0 + rows * 8 + g;
-            dequant8(raw[2 * half + rows], scale_to_half2(scale_b[stage_scale_offset(row, 2 * seg + (t >> 1))]), h[rows]);
-          }
-#pragma unroll
-          for (int step = 0; step < 2; ++step) {
-            std::uint32_t* frag = a[2 * half + step];
-            frag[0] = h[0][2 * step];
-            frag[1] = h[1][2 * step];
-            frag[2] = h[0][2 * step + 1];
-            frag[3] = h[1][2 * step + 1];
-          }
-        }
-#pragma unroll
-        for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(d[i]);
-        cute::warpgroup_arrive();
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int ks = 4 * seg_pair + j;
-          const std::uint8_t* b = token_half + (ks >> 2) * (kTileM * 128) + (ks & 3) * 32;
-          wgmma_rs<kTileM>(a[j], sw128_descriptor(b), d, std::make_index_sequence<kTileM / 2>{});
-        }
-        cute::warpgroup_commit_batch();
-      }
-      cute::warpgroup_wait<0>();  // the token buffer is rewritten by the next stage
-#pragma unroll
-      for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(d[i]);
-    } else {
+    {
 #pragma unroll
       for (int seg_pair = 0; seg_pair < 2; ++seg_pair) {
         // Weights: per m16 tile one ldmatrix.x4 over raw bytes = rows 0-7 and 8-15 at 16-byte segments
@@ -573,18 +514,6 @@ __global__ void __launch_bounds__(detail::kThreads, (kWgmma && kTileM <= 64) ? 3
   finish_tile<kTileM, kThreads, ElementOut>(p, tile, tid);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Warp-specialized wgmma kernel (the `sm90_wgmma_*` configs). 384 threads = 3 warpgroups:
-//   * warpgroup 0 (producer): cp.async of raw weights, raw tokens and scales into a kRawSlots-deep
-//     ring (completion tracked per slot by an mbarrier, no commit groups), and the token
-//     dequantization into a kTokSlots-deep ring of fp16 wgmma B operands, kLookahead stages behind
-//     its copies;
-//   * warpgroups 1 and 2 (consumers): 64 weight rows each; per stage they dequantize their weights
-//     into register A fragments and issue wgmma. Two fragment sets alternate, so one k64 half's
-//     dequantization overlaps the other half's wgmmas (wgmma.wait_group 1, never 0 in the loop).
-// No CTA-wide barrier in the main loop: slots are handed over by full/empty mbarriers. Why: the v2
-// kernel serialized copy waits, token dequant, weight dequant and MMA behind two __syncthreads per
-// stage and ran at ~1/4 of the tensor rate with the SMs mostly waiting on latency.
 // Position in a ring of kSlots mbarrier-guarded slots: the slot and the parity of its current use.
 // Advanced by one per stage, so the loops need no divisions.
 template <int kSlots>
@@ -599,6 +528,18 @@ struct RingPos {
   }
 };
 
+// ---------------------------------------------------------------------------------------------
+// Warp-specialized wgmma kernel (the `sm90_wgmma_*` configs). 512 threads = 4 warpgroups:
+//   * warpgroups 0 and 1 (producers): cp.async of raw weights, raw tokens and scales into a
+//     kRawSlots-deep ring (completion tracked per slot by an mbarrier, no commit groups), and the
+//     token dequantization into a kTokSlots-deep ring of fp16 wgmma B operands, kLookahead stages
+//     behind their copies;
+//   * warpgroups 2 and 3 (consumers): 64 weight rows each; per stage they dequantize their weights
+//     into register A fragments and issue wgmma. Two fragment sets alternate, so one k64 half's
+//     dequantization overlaps the other half's wgmmas (wgmma.wait_group 1, never 0 in the loop).
+// No CTA-wide barrier in the main loop: slots are handed over by full/empty mbarriers. Why: the v2
+// kernel serialized copy waits, token dequant, weight dequant and MMA behind two __syncthreads per
+// stage and ran at ~1/4 of the tensor rate with the SMs mostly waiting on latency.
 template <int kTileM>
 struct WsShape {
   // Producer warpgroups: two, so that each scheduler runs two producer warps (the token
@@ -895,7 +836,7 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
 template <int kTileM, class ElementOut, bool kWgmma>
 struct DequantGemm {
   static constexpr int kStages = 4;
-  using Shape = DequantGemmKernel<kTileM, kStages, ElementOut, kWgmma>;
+  using Shape = DequantGemmKernel<kTileM, kStages, ElementOut>;
 
   static int stages_total(const GemmProblem& p) { return (p.k + detail::kStageK - 1) / detail::kStageK; }
   static int tiles(const GemmProblem& p) {
@@ -952,7 +893,7 @@ struct DequantGemm {
     if constexpr (kWgmma) {
       kernel = ws_wgmma_kernel<kTileM, ElementOut>;
     } else {
-      kernel = dequant_gemm_kernel<kTileM, kStages, ElementOut, false>;
+      kernel = dequant_gemm_kernel<kTileM, kStages, ElementOut>;
     }
     const int threads = kWgmma ? WsShape<kTileM>::kThreads : detail::kThreads;
     const int smem_bytes = kWgmma ? WsShape<kTileM>::kSmemBytes : Shape::kSmemBytes;
