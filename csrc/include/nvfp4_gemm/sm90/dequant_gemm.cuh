@@ -131,10 +131,12 @@ __device__ __forceinline__ std::uint32_t scale_pair_to_half2(std::uint32_t pair)
 __device__ __forceinline__ std::uint32_t scale_to_half2(std::uint32_t scale_byte) {
   return scale_pair_to_half2(scale_byte | (scale_byte << 8));
 }
-// Byte `b` (0..3) of a word of scale bytes, `selector2` = b * 0x11: the blocked layout keeps 4
-// consecutive scale columns of a row in one word, so one load serves 4 scales.
-__device__ __forceinline__ std::uint32_t scale_word_to_half2(std::uint32_t word, std::uint32_t selector2) {
-  return scale_pair_to_half2(__byte_perm(word, 0u, selector2));
+// Two different e4m3 scale bytes (low 16 bits) -> fp16x2 of (low byte, high byte) * 2^7: one
+// conversion serves two scales; their halves are broadcast where used (an operand swizzle of HMUL2).
+__device__ __forceinline__ __half2 two_scales_to_half2(std::uint32_t pair) {
+  std::uint32_t h2;
+  asm("{\n .reg .b16 s;\n cvt.u16.u32 s, %1;\n cvt.rn.f16x2.e4m3x2 %0, s;\n}\n" : "=r"(h2) : "r"(pair));
+  return __hmul2(*reinterpret_cast<__half2*>(&h2), __half2half2(__ushort_as_half(0x5800)));
 }
 
 // Eight e2m1 codes in a 32-bit word (element i = nibble i) -> four fp16x2, pair i = (element i,
@@ -152,8 +154,7 @@ __device__ __forceinline__ std::uint32_t select_bits(std::uint32_t a, std::uint3
   asm("lop3.b32 %0, %1, %2, %3, 0xE4;\n" : "=r"(d) : "r"(a), "r"(b), "n"(kMask));
   return d;
 }
-__device__ __forceinline__ void dequant8(std::uint32_t x, std::uint32_t scale2, std::uint32_t (&out)[4]) {
-  const __half2 s = *reinterpret_cast<const __half2*>(&scale2);
+__device__ __forceinline__ void dequant8(std::uint32_t x, __half2 s, std::uint32_t (&out)[4]) {
   constexpr std::uint32_t kEvenMagnitude = 0x07070707u, kOddSign = 0x80808080u, kFp16Bits = 0x8E008E00u;
   const std::uint32_t even = select_bits<kEvenMagnitude>(x, x << 3);
   const std::uint32_t odd = select_bits<kOddSign>(x, x >> 3);
@@ -164,6 +165,9 @@ __device__ __forceinline__ void dequant8(std::uint32_t x, std::uint32_t scale2, 
     const __half2 v = __hmul2(*reinterpret_cast<const __half2*>(&bits[i]), s);
     out[i] = *reinterpret_cast<const std::uint32_t*>(&v);
   }
+}
+__device__ __forceinline__ void dequant8(std::uint32_t x, std::uint32_t scale2, std::uint32_t (&out)[4]) {
+  dequant8(x, *reinterpret_cast<const __half2*>(&scale2), out);
 }
 
 // Offset of a scale byte inside a stage's two 512-byte tiles (row 0..127 of the 128-row tile,
@@ -635,13 +639,13 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
     for (int it = 0; it < kGroups; ++it) {
       const int row = (warp + S::kProducerWarps * it) * 8 + (lane & 7);
       if (row < kTileM) {
-        const std::uint32_t s_lo = scale_word_to_half2(sword[it], ((seg & 1) * 2) * 0x11u);
-        const std::uint32_t s_hi = scale_word_to_half2(sword[it], ((seg & 1) * 2 + 1) * 0x11u);
+        // scale columns 2 seg and 2 seg + 1: adjacent bytes of the word
+        const __half2 sc = two_scales_to_half2(sword[it] >> ((seg & 1) * 16));
         std::uint32_t h[4][4];
-        dequant8(raw[it].x, s_lo, h[0]);
-        dequant8(raw[it].y, s_lo, h[1]);
-        dequant8(raw[it].z, s_hi, h[2]);
-        dequant8(raw[it].w, s_hi, h[3]);
+        dequant8(raw[it].x, __low2half2(sc), h[0]);
+        dequant8(raw[it].y, __low2half2(sc), h[1]);
+        dequant8(raw[it].z, __high2half2(sc), h[2]);
+        dequant8(raw[it].w, __high2half2(sc), h[3]);
         std::uint8_t* dst_row = tok + (seg >> 1) * (kTileM * 128) + row * 128;
 #pragma unroll
         for (int pair = 0; pair < 4; ++pair) {
@@ -733,7 +737,8 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
     const int ld_swz = (ld_row >> 1) & 3;
     const int row_g = weight_row0 + g, row_g8 = row_g + 8;
     const int sc_g = (row_g & 31) * 16 + (row_g >> 5) * 4, sc_g8 = (row_g8 & 31) * 16 + (row_g8 >> 5) * 4;
-    const std::uint32_t sel0 = (t >> 1) * 0x11u, sel1 = ((t >> 1) + 2) * 0x11u;
+    // bytes t/2 and t/2 + 2 (scale columns of segments 2 half and 2 half + 1) of the words of rows g, g + 8
+    const std::uint32_t scale_pick = (t >> 1) * 0x1111u + 0x6420u;
     float acc[kTileM / 2];  // wgmma m64nNk16 accumulators
 #pragma unroll
     for (int i = 0; i < kTileM / 2; ++i) acc[i] = 0.0f;
@@ -766,11 +771,13 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
       for (int half = 0; half < 2; ++half) {
         const std::uint32_t(&raw)[4] = raws[half];
         const std::uint32_t wg = wgs[half], wg8 = wg8s[half];
+        const std::uint32_t picked = __byte_perm(wg, wg8, scale_pick);
+        const __half2 sc_g = two_scales_to_half2(picked), sc_g8 = two_scales_to_half2(picked >> 16);
 #pragma unroll
         for (int sub = 0; sub < 2; ++sub) {  // segment 2 half + sub, scale column 2 (2 half + sub) + t / 2
           std::uint32_t h[2][4];
-          dequant8(raw[2 * sub + 0], scale_word_to_half2(wg, sub ? sel1 : sel0), h[0]);
-          dequant8(raw[2 * sub + 1], scale_word_to_half2(wg8, sub ? sel1 : sel0), h[1]);
+          dequant8(raw[2 * sub + 0], sub ? __high2half2(sc_g) : __low2half2(sc_g), h[0]);
+          dequant8(raw[2 * sub + 1], sub ? __high2half2(sc_g8) : __low2half2(sc_g8), h[1]);
 #pragma unroll
           for (int step = 0; step < 2; ++step) {
             std::uint32_t* f = frag[half][2 * sub + step];
