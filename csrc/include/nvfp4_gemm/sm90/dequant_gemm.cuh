@@ -243,10 +243,21 @@ struct DequantGemmParams {
   int scale_cols_padded;    // round_up(k / 16, 4)
 };
 
+// Barrier of the threads that run the epilogue: the whole CTA (mma.sync kernel) or named barrier 1
+// of the consumer warpgroups (warp-specialized kernel, whose producers have left).
+struct CtaSync {
+  __device__ __forceinline__ void operator()() const { __syncthreads(); }
+};
+template <int kThreads>
+struct NamedSync {
+  __device__ __forceinline__ void operator()() const { asm volatile("bar.sync 1, %0;\n" ::"n"(kThreads) : "memory"); }
+};
+
 // Epilogue shared by both kernels: the CTA's FP32 tile [token][weight] (pitch kTileN + 4 floats,
-// in shared memory, complete for every thread) -> split-K partials / reduction -> output.
-template <int kTileM, int kNumThreads, class ElementOut>
-__device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* tile, int tid) {
+// in shared memory, complete for every epilogue thread) -> split-K partials / reduction -> output.
+// `tid` counts the kNumThreads epilogue threads from 0.
+template <int kTileM, int kNumThreads, class ElementOut, class Sync>
+__device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* tile, int tid, Sync sync) {
   using namespace detail;
   constexpr int kTilePitch_ = kTileN + 4;
   const int n0 = blockIdx.x * kTileN;
@@ -269,10 +280,10 @@ __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* t
       }
     }
     __threadfence();
-    __syncthreads();
+    sync();
     __shared__ unsigned int arrived;
     if (tid == 0) arrived = atomicAdd(p.counters + tile_id, 1u);
-    __syncthreads();
+    sync();
     if (arrived != static_cast<unsigned int>(p.split_k - 1)) return;
     __threadfence();
     for (int i = tid; i < kTileM * (kTileN / 4); i += kNumThreads) {
@@ -292,7 +303,7 @@ __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* t
       }
     }
     if (tid == 0) p.counters[tile_id] = 0;  // ready for the next launch (and CUDA-graph replays)
-    __syncthreads();
+    sync();
   }
 
   // FP32 tile -> output rows, 4 elements per thread per step (N is a multiple of 4 or 8).
@@ -515,7 +526,7 @@ __global__ void __launch_bounds__(detail::kThreads, 2)
       }
   __syncthreads();
 
-  finish_tile<kTileM, kThreads, ElementOut>(p, tile, tid);
+  finish_tile<kTileM, kThreads, ElementOut>(p, tile, tid, CtaSync{});
 }
 
 // Position in a ring of kSlots mbarrier-guarded slots: the slot and the parity of its current use.
@@ -821,9 +832,11 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
     cute::warpgroup_wait<0>();
 #pragma unroll
     for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[i]);
-    // Both consumer warpgroups retired their wgmmas and ldmatrix reads; the producer finished before
-    // the last stage's tokens were ready. So the rings are free: the FP32 tile may overwrite them.
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    // Both consumer warpgroups retired their wgmmas and ldmatrix reads; the producers finished before
+    // the last stage's tokens were ready (every copy they issued was consumed). So the rings are free:
+    // the FP32 tile may overwrite them. From here on only the consumers run (no CTA-wide barrier
+    // after the role split).
+    NamedSync<256>{}();
     // wgmma m64nN accumulators: warp cw owns weight rows 16 cw + g (+ 8), tokens 8 nt + 2 t (+ 1)
     float* tile = reinterpret_cast<float*>(smem);
 #pragma unroll
@@ -834,9 +847,9 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
         const int token = nt * 8 + 2 * t + (c & 1);
         tile[token * (kTileN + 4) + weight] = acc[nt * 4 + c];
       }
+    NamedSync<256>{}();  // the FP32 tile is complete
+    finish_tile<kTileM, 256, ElementOut>(p, tile, tid - S::kProducerThreads, NamedSync<256>{});
   }
-  __syncthreads();  // the FP32 tile is complete
-  finish_tile<kTileM, S::kThreads, ElementOut>(p, reinterpret_cast<float*>(smem), tid);
 }
 
 // Host side: the launcher and its registry hooks for one (token tile, out dtype).
