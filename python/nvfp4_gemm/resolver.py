@@ -163,10 +163,10 @@ def _pick(family_configs: tuple[Config, ...], m: int, n: int, k: int, l: int, ou
     if supported[0].family == "sm90":
         # Measured on the H200 (2026-11-21, warp-specialized wgmma kernel, docs/perf_notes.md "Hopper
         # v3"): at M = 128 the 128-token tile wins from K = 7168 up (each weight dequantized once;
-        # 109 vs 131 us at 128x7168x16384, 37.5 vs 40.0 at 128x4096x7168), the 64 one at K = 2048
-        # (23.0 vs 29.5: a split of the 128 tile gets only 8 K stages); at M = 64 the 64 tile. Below
-        # that the smallest tile covering M wins (every CTA dequantizes its whole token slice again).
-        # The tuned table corrects where measured.
+        # 90.2 vs 108.3 us at 128x7168x16384, 34.6 vs 36.0 at 128x4096x7168), the 64 one at K = 2048
+        # (20.2 vs 25.8: a 128-tile CTA gets too few K stages); at M = 64 the 64 tile. Below that the
+        # smallest tile covering M wins (every CTA dequantizes its whole token slice again). The
+        # tuned table corrects where measured.
         largest = _SM90_LARGEST_USEFUL_TOKEN_TILE if k >= _SM90_LONG_K else 64
         wanted = min(m, largest)
         pool = [c for c in supported if c.mma == "wgmma"] or supported
