@@ -75,22 +75,26 @@ def hopper_resolution(m, n, k, l=1):
     return resolver._resolve(m, n, k, l, "float16", 9, 132, None)
 
 
-@pytest.mark.parametrize("m,tile", [(1, 16), (16, 16), (17, 32), (64, 64), (65, 64), (128, 64), (2304, 64)])
-def test_hopper_token_tile_is_the_smallest_covering_m_up_to_64(m, tile):
-    config = hopper_resolution(m, 4096, 4096).config
+@pytest.mark.parametrize(
+    "m,k,tile",
+    [(1, 4096, 16), (16, 4096, 16), (17, 4096, 32), (64, 4096, 64), (65, 4096, 128), (128, 4096, 128),
+     (2304, 4096, 128), (65, 2048, 64), (128, 2048, 64), (2304, 2048, 64)],
+)
+def test_hopper_token_tile_is_the_smallest_covering_m_up_to_128_or_64_for_short_k(m, k, tile):
+    config = hopper_resolution(m, 4096, k).config
     assert config.tile[0] == tile and config.mma == "wgmma"
 
 
 def test_hopper_split_k_model():
-    # 128 x 7168 x 16384 on 132 SMs: 56 x 2 tiles of 128 x 64, 2 CTAs per SM -> 264 // 112 = 2 splits
+    # 128 x 7168 x 16384 on 132 SMs: 56 tiles of 128 x 128, 1 CTA per SM -> 132 // 56 = 2 splits
     resolution = hopper_resolution(128, 7168, 16384)
     assert resolution.split_k == 2 and "split_k=2" in resolution.reason
     # K = 256 has only 2 stages of 128: no split (each split needs >= 4 stages)
     assert hopper_resolution(128, 7168, 256).split_k == 1
     # enough tiles to fill the GPU: no split
     assert hopper_resolution(2304, 4608, 7168).split_k == 1
-    # 1 x 7168 x 7168: 56 tiles of 128 x 16 -> 264 // 56 = 4 splits
-    assert hopper_resolution(1, 7168, 7168).split_k == 4
+    # 1 x 7168 x 7168: 56 tiles of 128 x 16, 1 CTA per SM -> 132 // 56 = 2 splits
+    assert hopper_resolution(1, 7168, 7168).split_k == 2
 
 
 def test_pinned_config_is_checked():

@@ -29,7 +29,7 @@ def resolve_h200(m, tables, gpu="NVIDIA H200"):
 
 def test_tuned_table_changes_the_choice_and_says_so(tmp_path):
     model = resolve_h200(128, ())
-    assert (model.config.name, model.split_k) == ("sm90_wgmma_64x128x128_splitk", 2)
+    assert (model.config.name, model.split_k) == ("sm90_wgmma_128x128x128_splitk", 2)
     tuned = resolve_h200(128, write_table(tmp_path / "h200.json"))
     assert (tuned.config.name, tuned.split_k) == ("sm90_dequant_64x128x128_splitk", 8)
     assert "tuned table h200.json" in tuned.reason and "12.50 us" in tuned.reason

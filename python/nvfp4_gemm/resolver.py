@@ -34,12 +34,15 @@ _DEFAULT_SM_MAJOR = 10
 _MODEL_SM_COUNT = {10: 148, 9: 132}
 
 # sm90 split-K model (csrc/include/nvfp4_gemm/sm90/dequant_gemm.cuh):
-#   * resident CTAs per SM: __launch_bounds__(256, 2) and <= 104 KB of shared memory per CTA -> 2;
-#   * a split should fill the 4-stage cp.async pipeline, so it gets at least 4 K stages of 128.
-_SM90_CTAS_PER_SM = 2
+#   * resident CTAs per SM: mma.sync kernel __launch_bounds__(256, 2) and <= 104 KB of shared memory
+#     per CTA -> 2; warp-specialized wgmma kernel __launch_bounds__(384, 1), up to 208 KB -> 1;
+#   * a split should fill the pipeline, so it gets at least 4 K stages of 128.
+_SM90_CTAS_PER_SM = {"mma_sync": 2, "wgmma": 1}
 _SM90_MIN_STAGES_PER_SPLIT = 4
 _SM90_STAGE_K = 128
-_SM90_LARGEST_USEFUL_TOKEN_TILE = 64
+_SM90_LARGEST_USEFUL_TOKEN_TILE = 128
+# Below this K the 128-token tile leaves too few K stages per CTA to fill its pipeline: 64 instead.
+_SM90_LONG_K = 4096
 
 
 class UnsupportedDeviceError(RuntimeError):
@@ -138,10 +141,11 @@ def resolve(
 def _sm90_split_k(config: Config, m: int, n: int, k: int, l: int, sm_count: int) -> tuple[int, str]:
     tiles = -(-n // config.tile[1]) * -(-m // config.tile[0]) * l
     stages = -(-k // _SM90_STAGE_K)
-    slots = _SM90_CTAS_PER_SM * sm_count
+    ctas_per_sm = _SM90_CTAS_PER_SM[config.mma]
+    slots = ctas_per_sm * sm_count
     split_k = max(1, min(stages // _SM90_MIN_STAGES_PER_SPLIT, slots // tiles))
     return split_k, (
-        f"split_k={split_k}: {tiles} output tiles on {sm_count} SMs x {_SM90_CTAS_PER_SM} CTAs, "
+        f"split_k={split_k}: {tiles} output tiles on {sm_count} SMs x {ctas_per_sm} CTAs, "
         f"{stages} K stages (>= {_SM90_MIN_STAGES_PER_SPLIT} per split)"
     )
 
@@ -171,17 +175,18 @@ def _pick(
     if not supported:
         raise ValueError(f"no config can run M={m} N={n} K={k} L={l} {out_dtype}: " + "; ".join(rejected))
     if supported[0].family == "sm90":
-        # Measured on the H200 (2026-11-21, docs/h200-2026-11-21/tuned.json, 8 shapes x all configs x
-        # split-K): the wgmma twin is as fast or faster than mma.sync from 32 tokens up (up to 1.26x;
-        # equal at 16). From M = 64 up the 64-token tile wins on the mid-size shapes and the 128 one
-        # on the largest (128x7168x16384 and 128x7168x7168, by ~1.1x): the model takes 64, the tuned
-        # table corrects where measured. Below 64 tokens the smallest tile covering M wins (every CTA
-        # dequantizes its whole token slice again).
-        wanted = min(m, _SM90_LARGEST_USEFUL_TOKEN_TILE)
+        # Measured on the H200 (2026-11-21, warp-specialized wgmma kernel, docs/perf_notes.md "Hopper
+        # v3"): at M = 128 the 128-token tile wins from K = 7168 up (each weight dequantized once;
+        # 90.2 vs 108.3 us at 128x7168x16384, 34.6 vs 36.0 at 128x4096x7168), the 64 one at K = 2048
+        # (20.2 vs 25.8: a 128-tile CTA gets too few K stages); at M = 64 the 64 tile. Below that the
+        # smallest tile covering M wins (every CTA dequantizes its whole token slice again). The
+        # tuned table corrects where measured.
+        largest = _SM90_LARGEST_USEFUL_TOKEN_TILE if k >= _SM90_LONG_K else 64
+        wanted = min(m, largest)
         pool = [c for c in supported if c.mma == "wgmma"] or supported
         covering = [c for c in pool if c.tile[0] >= wanted]
         choice = min(covering, key=lambda c: c.tile[0])
-        return choice, f"{choice.mma}, smallest token tile covering min(M, {_SM90_LARGEST_USEFUL_TOKEN_TILE}) (tile M = {choice.tile[0]})"
+        return choice, f"{choice.mma}, smallest token tile covering min(M, {largest}) (tile M = {choice.tile[0]})"
     # sm100: the analytic model (nvfp4_gemm/sm100_model.py, docs/b200_model.md) predicts every config
     # at its best split count; the fastest wins, table order breaks ties.
     machine = sm100_model.for_device(sm_count)

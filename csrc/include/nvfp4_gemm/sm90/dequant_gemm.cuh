@@ -9,17 +9,17 @@
 // Shape of the work (M tokens are few, N weights are many):
 //   * the MMA's "A" operand (16 rows, from registers) is the weight tile b, the "B" operand (8
 //     columns) the tokens a, so out^T tiles are computed and stored transposed;
-//   * a CTA covers 128 weight rows x kTileM tokens; its 8 warps split them as 8 x 1 (16 weight rows,
-//     all tokens: every weight is dequantized once) for small token tiles, 4 x 2 from 64 tokens up;
-//   * K runs in stages of 128 elements through a kStages-deep cp.async pipeline of raw bytes;
+//   * a CTA covers 128 weight rows x kTileM tokens; K runs in stages of 128 elements;
 //   * weights are dequantized per warp straight from ldmatrix fragments of the raw bytes; tokens once
 //     per CTA stage into an fp16 shared buffer that all weight warps read;
 //   * inside a thread, the K order of the 8 elements of a 32-bit word is permuted (pairs (i, i+4)),
 //     identically for both operands, so no shuffles are needed: a dot product does not care about
 //     the order of its terms, only that both sides agree and each term has its own scale;
-//   * two MMA paths: `mma.sync.m16n8k16` (tokens read back with ldmatrix) or, with kWgmma, one
-//     `wgmma.mma_async.m64nNk16` per warpgroup and k16 step, weights from registers, tokens from the
-//     shared buffer laid out in wgmma's 128-byte-swizzled K-major form (each warp 16 weight rows);
+//   * two kernels: `dequant_gemm_kernel` (the `sm90_dequant_*` configs: 8 warps, `mma.sync.m16n8k16`,
+//     a 4-deep cp.async pipeline with two CTA barriers per stage; 8 x 1 warps over weights x tokens
+//     for small token tiles, 4 x 2 from 64 up) and `ws_wgmma_kernel` (the `sm90_wgmma_*` configs:
+//     warp-specialized, one `wgmma.mma_async.m64nNk16` per consumer warpgroup and k16 step, weights
+//     from registers, tokens from a 128-byte-swizzled K-major shared buffer; see its comment);
 //   * split-K over gridDim.z with a deterministic reduction: every split writes its FP32 partial
 //     tile to the scratch workspace; the last split to arrive (per-tile counter, in a zeroed
 //     counter array of its own) adds them in split order and leaves the counter zero.
@@ -60,10 +60,49 @@ __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
 __device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, int bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(bytes));
 }
+// The same with an L2 prefetch of the surrounding aligned 256 bytes: a stage reads only 64 bytes of
+// each K-major row, so the next stages' bytes of the row come in with the first one.
+__device__ __forceinline__ void cp_async_16_prefetch(void* smem, const void* gmem, int bytes) {
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem),
+               "r"(bytes));
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+
+// mbarriers (warp-specialized wgmma kernel). Arrive releases and a completed wait acquires at CTA
+// scope, so the data a phase guards is visible to the waiting threads.
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
+  asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(smem_addr(bar))
+               : "memory");
+}
+// Arrives once every cp.async this thread issued so far has landed (counts as one expected arrival).
+__device__ __forceinline__ void mbar_arrive_on_copies(std::uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+// A waiting warp may sleep this long (it wakes when the phase completes): spinning warps would take
+// issue slots from the producer that shares their scheduler.
+#ifndef NVFP4_SM90_SUSPEND_NS
+#define NVFP4_SM90_SUSPEND_NS 100000
+#endif
+constexpr unsigned kSuspendHintNs = NVFP4_SM90_SUSPEND_NS;
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
+  asm volatile(
+      "{\n .reg .pred done;\n"
+      "RETRY:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, %2;\n"
+      " @!done bra RETRY;\n}\n" ::"r"(smem_addr(bar)),
+      "r"(parity), "n"(kSuspendHintNs)
+      : "memory");
+}
+
+__device__ __forceinline__ uint4 lds128(const void* p) { return *reinterpret_cast<const uint4*>(p); }
+__device__ __forceinline__ void sts128(void* p, std::uint32_t a, std::uint32_t b, std::uint32_t c, std::uint32_t d) {
+  *reinterpret_cast<uint4*>(p) = make_uint4(a, b, c, d);
 }
 
 __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* smem) {
@@ -81,30 +120,54 @@ __device__ __forceinline__ void mma_f16(float (&c)[4], const std::uint32_t (&a)[
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// One e4m3 scale byte -> fp16x2 (both lanes) of scale * 2^7. e4m3 values are exact in fp16 and
-// the product with 2^7 stays below 65504 (448 * 128 = 57344).
-__device__ __forceinline__ std::uint32_t scale_to_half2(std::uint32_t scale_byte) {
-  std::uint32_t pair = scale_byte | (scale_byte << 8);
+// Two copies of one e4m3 scale byte in the low 16 bits -> fp16x2 (both lanes) of scale * 2^7. e4m3
+// values are exact in fp16 and the product with 2^7 stays below 65504 (448 * 128 = 57344).
+__device__ __forceinline__ std::uint32_t scale_pair_to_half2(std::uint32_t pair) {
   std::uint32_t h2;
   asm("{\n .reg .b16 s;\n cvt.u16.u32 s, %1;\n cvt.rn.f16x2.e4m3x2 %0, s;\n}\n" : "=r"(h2) : "r"(pair));
   const __half2 scaled = __hmul2(*reinterpret_cast<__half2*>(&h2), __half2half2(__ushort_as_half(0x5800)));
   return *reinterpret_cast<const std::uint32_t*>(&scaled);
+}
+__device__ __forceinline__ std::uint32_t scale_to_half2(std::uint32_t scale_byte) {
+  return scale_pair_to_half2(scale_byte | (scale_byte << 8));
+}
+// Two different e4m3 scale bytes (low 16 bits) -> fp16x2 of (low byte, high byte) * 2^7: one
+// conversion serves two scales; their halves are broadcast where used (an operand swizzle of HMUL2).
+__device__ __forceinline__ __half2 two_scales_to_half2(std::uint32_t pair) {
+  std::uint32_t h2;
+  asm("{\n .reg .b16 s;\n cvt.u16.u32 s, %1;\n cvt.rn.f16x2.e4m3x2 %0, s;\n}\n" : "=r"(h2) : "r"(pair));
+  return __hmul2(*reinterpret_cast<__half2*>(&h2), __half2half2(__ushort_as_half(0x5800)));
 }
 
 // Eight e2m1 codes in a 32-bit word (element i = nibble i) -> four fp16x2, pair i = (element i,
 // element i + 4), each value = e2m1 * scale * 2^-7. The e2m1 bits (sign, 2 exponent, 1 mantissa)
 // placed at fp16 bits 15 and 11..9 read as e2m1 * 2^-14, subnormal codes included; `scale2` holds
 // scale * 2^7.
-__device__ __forceinline__ void dequant8(std::uint32_t x, std::uint32_t scale2, std::uint32_t (&out)[4]) {
-  const __half2 s = *reinterpret_cast<const __half2*>(&scale2);
+// Bit work, 11 operations per word: in `even` the even nibbles keep their magnitude and get their
+// sign 3 bits higher (bits 3..5 above each even nibble are don't-cares), in `odd` the odd nibbles get
+// their magnitude 3 bits lower and keep their sign. Each then needs one shift to put a nibble's
+// magnitude at bits 9..11 and its sign at bit 15 of both halves, and one mask (each select is a LOP3).
+// (a & kMask) | (b & ~kMask) as one LOP3 (the compiler splits the C++ form into two).
+template <std::uint32_t kMask>
+__device__ __forceinline__ std::uint32_t select_bits(std::uint32_t a, std::uint32_t b) {
+  std::uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xE4;\n" : "=r"(d) : "r"(a), "r"(b), "n"(kMask));
+  return d;
+}
+__device__ __forceinline__ void dequant8(std::uint32_t x, __half2 s, std::uint32_t (&out)[4]) {
+  constexpr std::uint32_t kEvenMagnitude = 0x07070707u, kOddSign = 0x80808080u, kFp16Bits = 0x8E008E00u;
+  const std::uint32_t even = select_bits<kEvenMagnitude>(x, x << 3);
+  const std::uint32_t odd = select_bits<kOddSign>(x, x >> 3);
+  const std::uint32_t bits[4] = {(even << 9) & kFp16Bits, (odd << 8) & kFp16Bits, (even << 1) & kFp16Bits,
+                                 odd & kFp16Bits};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    // nibble i -> bits 15..12 of the low half, nibble i + 4 -> bits 31..28 of the high half
-    const std::uint32_t q = x << (12 - 4 * i);
-    const std::uint32_t bits = (q & 0x80008000u) | ((q >> 3) & 0x0E000E00u);
-    const __half2 v = __hmul2(*reinterpret_cast<const __half2*>(&bits), s);
+    const __half2 v = __hmul2(*reinterpret_cast<const __half2*>(&bits[i]), s);
     out[i] = *reinterpret_cast<const std::uint32_t*>(&v);
   }
+}
+__device__ __forceinline__ void dequant8(std::uint32_t x, std::uint32_t scale2, std::uint32_t (&out)[4]) {
+  dequant8(x, *reinterpret_cast<const __half2*>(&scale2), out);
 }
 
 // Offset of a scale byte inside a stage's two 512-byte tiles (row 0..127 of the 128-row tile,
@@ -180,7 +243,82 @@ struct DequantGemmParams {
   int scale_cols_padded;    // round_up(k / 16, 4)
 };
 
-template <int kTileM, int kStages, class ElementOut, bool kWgmma>
+// Barrier of the threads that run the epilogue: the whole CTA (mma.sync kernel) or named barrier 1
+// of the consumer warpgroups (warp-specialized kernel, whose producers have left).
+struct CtaSync {
+  __device__ __forceinline__ void operator()() const { __syncthreads(); }
+};
+template <int kThreads>
+struct NamedSync {
+  __device__ __forceinline__ void operator()() const { asm volatile("bar.sync 1, %0;\n" ::"n"(kThreads) : "memory"); }
+};
+
+// Epilogue shared by both kernels: the CTA's FP32 tile [token][weight] (pitch kTileN + 4 floats,
+// in shared memory, complete for every epilogue thread) -> split-K partials / reduction -> output.
+// `tid` counts the kNumThreads epilogue threads from 0.
+template <int kTileM, int kNumThreads, class ElementOut, class Sync>
+__device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* tile, int tid, Sync sync) {
+  using namespace detail;
+  constexpr int kTilePitch_ = kTileN + 4;
+  const int n0 = blockIdx.x * kTileN;
+  const int m0 = blockIdx.y * kTileM;
+  const int batch = blockIdx.z / p.split_k;
+  const int split = blockIdx.z % p.split_k;
+  const float scale = (p.alpha != nullptr ? *p.alpha : 1.0f) * kProductRescale;
+  ElementOut* out = static_cast<ElementOut*>(p.out) + static_cast<long long>(batch) * p.m * p.n;
+  const int tile_id = (batch * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+
+  if (p.split_k > 1) {
+    // Publish this split's partial tile, then let the last split of the tile reduce all of them in
+    // split order (the same order whatever order the splits finished in: bitwise reproducible).
+    float* partial = p.partials + (static_cast<long long>(batch) * p.split_k + split) * p.m * p.n;
+    for (int i = tid; i < kTileM * (kTileN / 4); i += kNumThreads) {
+      const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
+      if (m0 + token < p.m && n0 + col < p.n) {
+        *reinterpret_cast<float4*>(partial + static_cast<long long>(m0 + token) * p.n + n0 + col) =
+            *reinterpret_cast<const float4*>(tile + token * kTilePitch_ + col);
+      }
+    }
+    __threadfence();
+    sync();
+    __shared__ unsigned int arrived;
+    if (tid == 0) arrived = atomicAdd(p.counters + tile_id, 1u);
+    sync();
+    if (arrived != static_cast<unsigned int>(p.split_k - 1)) return;
+    __threadfence();
+    for (int i = tid; i < kTileM * (kTileN / 4); i += kNumThreads) {
+      const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
+      if (m0 + token < p.m && n0 + col < p.n) {
+        float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int s = 0; s < p.split_k; ++s) {
+          const float* src = p.partials + (static_cast<long long>(batch) * p.split_k + s) * p.m * p.n +
+                             static_cast<long long>(m0 + token) * p.n + n0 + col;
+          const float4 v = __ldcg(reinterpret_cast<const float4*>(src));
+          sum.x += v.x;
+          sum.y += v.y;
+          sum.z += v.z;
+          sum.w += v.w;
+        }
+        *reinterpret_cast<float4*>(tile + token * kTilePitch_ + col) = sum;
+      }
+    }
+    if (tid == 0) p.counters[tile_id] = 0;  // ready for the next launch (and CUDA-graph replays)
+    sync();
+  }
+
+  // FP32 tile -> output rows, 4 elements per thread per step (N is a multiple of 4 or 8).
+  for (int i = tid; i < kTileM * (kTileN / 4); i += kNumThreads) {
+    const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
+    if (m0 + token < p.m && n0 + col < p.n) {
+      const float* src = tile + token * kTilePitch_ + col;
+      ElementOut* dst = out + static_cast<long long>(m0 + token) * p.n + n0 + col;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dst[e] = convert_out<ElementOut>(src[e] * scale);
+    }
+  }
+}
+
+template <int kTileM, int kStages, class ElementOut>
 struct DequantGemmKernel {
   static_assert(kTileM == 16 || kTileM == 32 || kTileM == 64 || kTileM == 128, "token tile is 16, 32, 64 or 128");
   // Warps along the tokens: 1 for small token tiles (each warp owns 16 weight rows and all tokens, so
@@ -188,7 +326,7 @@ struct DequantGemmKernel {
   // the token fragment loads and keeps the accumulators in registers). Measured on the H200,
   // 2026-11-21: 1 warp along tokens is 1.23x faster at M = 1..16 (36.3 -> 29.6 us, 1x7168x7168) and
   // 1.11x slower at M = 128 (169 -> 190 us, 128x7168x16384) than 2.
-  static constexpr int kWarpsM = (kTileM >= 64 && !kWgmma) ? 2 : 1;
+  static constexpr int kWarpsM = kTileM >= 64 ? 2 : 1;
   static constexpr int kMTiles = kWarpsM;  // m16 weight tiles per warp: 8 / (8 / kWarpsM) x 16 rows / 16
   static constexpr int kTokenTiles = kTileM / kWarpsM / 8;  // n8 MMA tiles per warp
   static constexpr int kRawW = detail::kTileN * detail::kStageBytes;
@@ -198,15 +336,15 @@ struct DequantGemmKernel {
   static constexpr int kTilePitch = detail::kTileN + 4;  // floats per token row of the epilogue tile
   static constexpr int kEpilogueSmem = kTileM * kTilePitch * 4;  // FP32 tile, reuses the pipeline
   // + 1 KB: the wgmma token buffer is realigned to 1024 bytes (the 128-byte swizzle's atom).
-  static constexpr int kMainSmem = kStages * kStageSmem + kTokenBuffer + (kWgmma ? 1024 : 0);
+  static constexpr int kMainSmem = kStages * kStageSmem + kTokenBuffer;
   static constexpr int kSmemBytes = kMainSmem > kEpilogueSmem ? kMainSmem : kEpilogueSmem;
 };
 
-template <int kTileM, int kStages, class ElementOut, bool kWgmma>
-__global__ void __launch_bounds__(detail::kThreads, (kWgmma && kTileM <= 64) ? 3 : 2)
+template <int kTileM, int kStages, class ElementOut>
+__global__ void __launch_bounds__(detail::kThreads, 2)
     dequant_gemm_kernel(const DequantGemmParams p) {
   using namespace detail;
-  using K = DequantGemmKernel<kTileM, kStages, ElementOut, kWgmma>;
+  using K = DequantGemmKernel<kTileM, kStages, ElementOut>;
   extern __shared__ __align__(128) std::uint8_t smem[];
 
   const int tid = threadIdx.x;
@@ -239,9 +377,6 @@ __global__ void __launch_bounds__(detail::kThreads, (kWgmma && kTileM <= 64) ? 3
 
   auto stage_ptr = [&](int slot) { return smem + slot * K::kStageSmem; };
   std::uint8_t* token_half = smem + kStages * K::kStageSmem;
-  if constexpr (kWgmma) {
-    token_half += (1024 - (smem_addr(token_half) & 1023)) & 1023;
-  }
 
   // Issue the copies of stage `s` (absolute) into pipeline slot `slot`.
   auto load_stage = [&](int s, int slot) {
@@ -321,70 +456,14 @@ __global__ void __launch_bounds__(detail::kThreads, (kWgmma && kTileM <= 64) ? 3
         for (int pair = 0; pair < 4; ++pair) {
           // virtual K position of pair `pair` of word `w` in segment `seg` (see the weights' loop)
           const int v = seg * 32 + (pair >> 1) * 16 + (pair & 1) * 8 + 2 * w;
-          if constexpr (kWgmma) {
-            // two K halves of 64, each kTileM rows x 128 bytes, 16-byte chunks XOR-swizzled by row
-            std::uint8_t* dst = token_half + (v >> 6) * (kTileM * 128) + row * 128;
-            *reinterpret_cast<std::uint32_t*>(dst + ((((v & 63) >> 3) ^ (row & 7)) << 4) + (v & 7) * 2) = h[pair];
-          } else {
-            const int chunk = (v >> 3) ^ (row & 7);
-            *reinterpret_cast<std::uint32_t*>(dst_row + chunk * 16 + (v & 7) * 2) = h[pair];
-          }
+          const int chunk = (v >> 3) ^ (row & 7);
+          *reinterpret_cast<std::uint32_t*>(dst_row + chunk * 16 + (v & 7) * 2) = h[pair];
         }
       }
-    }
-    if constexpr (kWgmma) {
-      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic-proxy stores -> wgmma reads
     }
     __syncthreads();  // token buffer ready
 
-    if constexpr (kWgmma) {
-      // Four k16 steps at a time (16-byte segments 2 seg_pair, 2 seg_pair + 1): weights dequantized
-      // into wgmma A fragments (this warp's 16 rows of its warpgroup's 64), then one wgmma per step
-      // against the token buffer. One fragment set keeps registers low enough for 3 CTAs per SM.
-      float* d = &acc[0][0][0];
-#pragma unroll
-      for (int seg_pair = 0; seg_pair < 2; ++seg_pair) {
-        std::uint32_t a[4][4];
-        std::uint32_t raw[4];
-        {
-          const int row = weight_row0 + (lane & 7) + ((lane >> 3) & 1) * 8;
-          const int seg = 2 * seg_pair + (lane >> 4);
-          ldmatrix_x4(raw, base + row * kStageBytes + ((seg ^ ((row >> 1) & 3)) << 4));
-        }
-        cute::warpgroup_wait<0>();  // the previous MMAs still read the fragment registers
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int seg = 2 * seg_pair + half;
-          std::uint32_t h[2][4];
-#pragma unroll
-          for (int rows = 0; rows < 2; ++rows) {
-            const int row = weight_row0 + rows * 8 + g;
-            dequant8(raw[2 * half + rows], scale_to_half2(scale_b[stage_scale_offset(row, 2 * seg + (t >> 1))]), h[rows]);
-          }
-#pragma unroll
-          for (int step = 0; step < 2; ++step) {
-            std::uint32_t* frag = a[2 * half + step];
-            frag[0] = h[0][2 * step];
-            frag[1] = h[1][2 * step];
-            frag[2] = h[0][2 * step + 1];
-            frag[3] = h[1][2 * step + 1];
-          }
-        }
-#pragma unroll
-        for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(d[i]);
-        cute::warpgroup_arrive();
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int ks = 4 * seg_pair + j;
-          const std::uint8_t* b = token_half + (ks >> 2) * (kTileM * 128) + (ks & 3) * 32;
-          wgmma_rs<kTileM>(a[j], sw128_descriptor(b), d, std::make_index_sequence<kTileM / 2>{});
-        }
-        cute::warpgroup_commit_batch();
-      }
-      cute::warpgroup_wait<0>();  // the token buffer is rewritten by the next stage
-#pragma unroll
-      for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(d[i]);
-    } else {
+    {
 #pragma unroll
       for (int seg_pair = 0; seg_pair < 2; ++seg_pair) {
         // Weights: per m16 tile one ldmatrix.x4 over raw bytes = rows 0-7 and 8-15 at 16-byte segments
@@ -447,57 +526,329 @@ __global__ void __launch_bounds__(detail::kThreads, (kWgmma && kTileM <= 64) ? 3
       }
   __syncthreads();
 
-  const float scale = (p.alpha != nullptr ? *p.alpha : 1.0f) * kProductRescale;
-  ElementOut* out = static_cast<ElementOut*>(p.out) + static_cast<long long>(batch) * p.m * p.n;
-  const int tile_id = (batch * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  finish_tile<kTileM, kThreads, ElementOut>(p, tile, tid, CtaSync{});
+}
 
-  if (p.split_k > 1) {
-    // Publish this split's partial tile, then let the last split of the tile reduce all of them in
-    // split order (the same order whatever order the splits finished in: bitwise reproducible).
-    float* partial = p.partials + (static_cast<long long>(batch) * p.split_k + split) * p.m * p.n;
-    for (int i = tid; i < kTileM * (kTileN / 4); i += kThreads) {
-      const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
-      if (m0 + token < p.m && n0 + col < p.n) {
-        *reinterpret_cast<float4*>(partial + static_cast<long long>(m0 + token) * p.n + n0 + col) =
-            *reinterpret_cast<const float4*>(tile + token * kTilePitch + col);
-      }
+// Position in a ring of kSlots mbarrier-guarded slots: the slot and the parity of its current use.
+// Advanced by one per stage, so the loops need no divisions.
+template <int kSlots>
+struct RingPos {
+  int slot = 0;
+  unsigned phase = 0;
+  __device__ __forceinline__ void advance() {
+    if (++slot == kSlots) {
+      slot = 0;
+      phase ^= 1u;
     }
-    __threadfence();
-    __syncthreads();
-    __shared__ unsigned int arrived;
-    if (tid == 0) arrived = atomicAdd(p.counters + tile_id, 1u);
-    __syncthreads();
-    if (arrived != static_cast<unsigned int>(p.split_k - 1)) return;
-    __threadfence();
-    for (int i = tid; i < kTileM * (kTileN / 4); i += kThreads) {
-      const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
-      if (m0 + token < p.m && n0 + col < p.n) {
-        float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int s = 0; s < p.split_k; ++s) {
-          const float* src = p.partials + (static_cast<long long>(batch) * p.split_k + s) * p.m * p.n +
-                             static_cast<long long>(m0 + token) * p.n + n0 + col;
-          const float4 v = __ldcg(reinterpret_cast<const float4*>(src));
-          sum.x += v.x;
-          sum.y += v.y;
-          sum.z += v.z;
-          sum.w += v.w;
-        }
-        *reinterpret_cast<float4*>(tile + token * kTilePitch + col) = sum;
-      }
-    }
-    if (tid == 0) p.counters[tile_id] = 0;  // ready for the next launch (and CUDA-graph replays)
-    __syncthreads();
   }
+};
 
-  // FP32 tile -> output rows, 4 elements per thread per step (N is a multiple of 4 or 8).
-  for (int i = tid; i < kTileM * (kTileN / 4); i += kThreads) {
-    const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
-    if (m0 + token < p.m && n0 + col < p.n) {
-      const float* src = tile + token * kTilePitch + col;
-      ElementOut* dst = out + static_cast<long long>(m0 + token) * p.n + n0 + col;
+// ---------------------------------------------------------------------------------------------
+// Warp-specialized wgmma kernel (the `sm90_wgmma_*` configs). 512 threads = 4 warpgroups:
+//   * warpgroups 0 and 1 (producers): cp.async of raw weights, raw tokens and scales into a
+//     kRawSlots-deep ring (completion tracked per slot by an mbarrier, no commit groups), and the
+//     token dequantization into a kTokSlots-deep ring of fp16 wgmma B operands, kLookahead stages
+//     behind their copies;
+//   * warpgroups 2 and 3 (consumers): 64 weight rows each; per stage they dequantize their weights
+//     into register A fragments and issue wgmma. Two fragment sets alternate, so one k64 half's
+//     dequantization overlaps the other half's wgmmas (wgmma.wait_group 1, never 0 in the loop).
+// No CTA-wide barrier in the main loop: slots are handed over by full/empty mbarriers. Why: the v2
+// kernel serialized copy waits, token dequant, weight dequant and MMA behind two __syncthreads per
+// stage and ran at ~1/4 of the tensor rate with the SMs mostly waiting on latency.
+template <int kTileM>
+struct WsShape {
+  // Producer warpgroups: two, so that each scheduler runs two producer warps (the token
+  // dequantization of a stage was the critical path with one: consumers waited on it).
+  static constexpr int kProducerWarps = 8;
+  static constexpr int kProducerThreads = 32 * kProducerWarps;
+  static constexpr int kThreads = kProducerThreads + 256;
+  // setmaxnreg budgets (512 threads start at 128 registers): producers give registers to consumers,
+  // whose accumulators and two fragment sets need them. 256 x 88 + 256 x 168 = 65536.
+  static constexpr int kProducerRegs = 88;
+  static constexpr int kConsumerRegs = 168;
+  static constexpr int kRawW = detail::kTileN * detail::kStageBytes;
+  static constexpr int kRawA = kTileM * detail::kStageBytes;
+  static constexpr int kRawStage = kRawW + kRawA + 2 * detail::kScaleBytes;
+  static constexpr int kTokBytes = kTileM * detail::kStageK * 2;  // fp16 tokens of one stage
+  static constexpr int kTokSlots = 3;
+  static constexpr int kRawSlots = kTileM >= 128 ? 6 : 8;
+  static constexpr int kLookahead = kRawSlots - 2;  // copies run this many stages ahead of token dequant
+  static constexpr int kEpilogueSmem = kTileM * (detail::kTileN + 4) * 4;
+  static constexpr int kMainSmem = kTokSlots * kTokBytes + kRawSlots * kRawStage;
+  // + 1 KB: the token ring is realigned to 1024 bytes (the 128-byte swizzle's atom).
+  static constexpr int kSmemBytes = (kMainSmem > kEpilogueSmem ? kMainSmem : kEpilogueSmem) + 1024;
+  static_assert(kSmemBytes <= 227 * 1024, "shared memory");
+};
+
+template <int kTileM, class ElementOut>
+__global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParams p) {
+  using namespace detail;
+  using S = WsShape<kTileM>;
+  constexpr int R = S::kRawSlots;
+  constexpr int T = S::kTokSlots;
+  extern __shared__ __align__(128) std::uint8_t smem_raw[];
+  __shared__ __align__(8) std::uint64_t raw_full[R], raw_empty[R], tok_full[T], tok_empty[T];
+
+  const int tid = threadIdx.x;
+  const int warp = tid >> 5;
+  const int lane = tid & 31;
+
+  std::uint8_t* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+  std::uint8_t* tok_ring = smem;
+  std::uint8_t* raw_ring = smem + T * S::kTokBytes;
+
+  const int n0 = blockIdx.x * kTileN;
+  const int m0 = blockIdx.y * kTileM;
+  const int batch = blockIdx.z / p.split_k;
+  const int split = blockIdx.z % p.split_k;
+  const int stage_begin = static_cast<int>(static_cast<long long>(p.stages_total) * split / p.split_k);
+  const int stage_end = static_cast<int>(static_cast<long long>(p.stages_total) * (split + 1) / p.split_k);
+  const int num_stages = stage_end - stage_begin;
+
+  if (tid == 0) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) dst[e] = convert_out<ElementOut>(src[e] * scale);
+    for (int i = 0; i < R; ++i) {
+      mbar_init(&raw_full[i], S::kProducerThreads);  // one cp.async-tracking arrival per producer thread
+      mbar_init(&raw_empty[i], 8);   // one arrival per consumer warp
     }
+#pragma unroll
+    for (int i = 0; i < T; ++i) {
+      mbar_init(&tok_full[i], S::kProducerThreads);  // every producer thread
+      mbar_init(&tok_empty[i], 8);
+    }
+  }
+  __syncthreads();
+
+  const int a_scale_row0 = m0 % 128;  // first token row of this CTA inside its 128-row scale tile
+  const std::uint8_t* a_scale_rows = p.a_scale + batch * p.a_scale_batch +
+                                     static_cast<long long>(m0 / 128) * (p.scale_cols_padded / 4) * kScaleChunk;
+
+  // Tokens of one stage (producer warps): raw chunk (row, seg) -> 4 words x 8 elements, stored in
+  // the permuted K order the weight fragments use, as 16-byte chunks of the 128-byte-swizzled K-major B
+  // operand (two K halves of 64, each kTileM rows x 128 bytes). A warp takes 8-row groups, lanes 8 rows
+  // x 4 segments, so the raw reads and the swizzled stores each hit 8 distinct 16-byte bank groups.
+  // All loads of a thread come first: one warp per scheduler runs this, so their latency must overlap.
+  auto dequant_tokens = [&](const std::uint8_t* raw_stage, std::uint8_t* tok) {
+    const std::uint8_t* raw_a = raw_stage + S::kRawW;
+    const std::uint8_t* scale_a = raw_a + S::kRawA + kScaleBytes;
+    const int seg = lane >> 3;
+    constexpr int kGroups = (kTileM / 8 + S::kProducerWarps - 1) / S::kProducerWarps;  // 8-row groups per warp
+    uint4 raw[kGroups];
+    std::uint32_t sword[kGroups];
+#pragma unroll
+    for (int it = 0; it < kGroups; ++it) {
+      const int row = (warp + S::kProducerWarps * it) * 8 + (lane & 7);
+      if (row < kTileM) {
+        raw[it] = lds128(raw_a + row * kStageBytes + ((seg ^ ((row >> 1) & 3)) << 4));
+        // scale columns 2 seg and 2 seg + 1 of this row: bytes of one word of the blocked layout
+        const int srow = a_scale_row0 + row;
+        sword[it] = *reinterpret_cast<const std::uint32_t*>(scale_a + (seg >> 1) * kScaleChunk + (srow & 31) * 16 +
+                                                            (srow >> 5) * 4);
+      }
+    }
+#pragma unroll
+    for (int it = 0; it < kGroups; ++it) {
+      const int row = (warp + S::kProducerWarps * it) * 8 + (lane & 7);
+      if (row < kTileM) {
+        // scale columns 2 seg and 2 seg + 1: adjacent bytes of the word
+        const __half2 sc = two_scales_to_half2(sword[it] >> ((seg & 1) * 16));
+        std::uint32_t h[4][4];
+        dequant8(raw[it].x, __low2half2(sc), h[0]);
+        dequant8(raw[it].y, __low2half2(sc), h[1]);
+        dequant8(raw[it].z, __high2half2(sc), h[2]);
+        dequant8(raw[it].w, __high2half2(sc), h[3]);
+        std::uint8_t* dst_row = tok + (seg >> 1) * (kTileM * 128) + row * 128;
+#pragma unroll
+        for (int pair = 0; pair < 4; ++pair) {
+          // virtual K of (word w, pair) = seg 32 + (pair / 2) 16 + (pair % 2) 8 + 2 w: words 0..3 of a
+          // pair fill one 16-byte chunk
+          const int c = (seg & 1) * 4 + (pair >> 1) * 2 + (pair & 1);
+          sts128(dst_row + ((c ^ (row & 7)) << 4), h[0][pair], h[1][pair], h[2][pair], h[3][pair]);
+        }
+      }
+    }
+  };
+
+  if (warp < S::kProducerWarps) {
+    // ---------------- producer warpgroups ----------------
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(S::kProducerRegs));
+    const int k_bytes = p.k / 2;
+    const std::uint8_t* a_batch = p.a + static_cast<long long>(batch) * p.m * k_bytes;
+    const std::uint8_t* b_batch = p.b + static_cast<long long>(batch) * p.n * k_bytes;
+    const int scale_tiles_per_row_block = p.scale_cols_padded / 4;
+    const std::uint8_t* b_scale_rows = p.b_scale + batch * p.b_scale_batch +
+                                       static_cast<long long>(n0 / 128) * scale_tiles_per_row_block * kScaleChunk;
+    const int chunk = tid & 3;  // 16-byte chunk of a row's 64 stage bytes
+    const int row_in = tid >> 2;  // 0 .. kProducerThreads / 4 - 1
+    constexpr int kRowStep = S::kProducerThreads / 4;
+
+    auto load_stage = [&](int s, int slot) {
+      std::uint8_t* base = raw_ring + slot * S::kRawStage;
+      const int gk = s * kStageBytes + chunk * 16;
+      const bool k_ok = gk < k_bytes;
+      // weights and tokens: rows row_in + kRowStep j, chunks XOR-swizzled by row against bank conflicts
+#pragma unroll
+      for (int j = 0; j < kTileN / kRowStep; ++j) {
+        const int row = row_in + kRowStep * j;
+        const bool ok = k_ok && (n0 + row < p.n);
+        const std::uint8_t* src = ok ? b_batch + static_cast<long long>(n0 + row) * k_bytes + gk : b_batch;
+        cp_async_16_prefetch(base + row * kStageBytes + ((chunk ^ ((row >> 1) & 3)) << 4), src, ok ? 16 : 0);
+      }
+      std::uint8_t* raw_a = base + S::kRawW;
+#pragma unroll
+      for (int j = 0; j < (kTileM + kRowStep - 1) / kRowStep; ++j) {
+        const int row = row_in + kRowStep * j;
+        if (row < kTileM) {
+          const bool ok = k_ok && (m0 + row < p.m);
+          const std::uint8_t* src = ok ? a_batch + static_cast<long long>(m0 + row) * k_bytes + gk : a_batch;
+          cp_async_16_prefetch(raw_a + row * kStageBytes + ((chunk ^ ((row >> 1) & 3)) << 4), src, ok ? 16 : 0);
+        }
+      }
+      // scales: the stage's 8 columns are 2 consecutive 512-byte tiles (the second may lie past K);
+      // threads 0-63 copy the weights' 1 KB, 64-127 the tokens'
+      if (tid < 128) {
+        const int which = tid >> 6;
+        const int offset = (tid & 63) * 16;
+        const int tile = 2 * s + (offset >> 9);
+        const bool ok = tile < scale_tiles_per_row_block;
+        const std::uint8_t* rows = which == 0 ? b_scale_rows : a_scale_rows;
+        const std::uint8_t* src = ok ? rows + static_cast<long long>(2 * s) * kScaleChunk + offset : rows;
+        cp_async_16(raw_a + S::kRawA + which * kScaleBytes + offset, src, ok ? 16 : 0);
+      }
+    };
+
+    RingPos<R> load_pos, read_pos;  // raw slot of stage i (copies), of stage j (token dequant)
+    RingPos<T> tok_pos;              // token slot of stage j
+    for (int i = 0; i < num_stages + S::kLookahead; ++i) {
+      const int j = i - S::kLookahead;
+      if (j >= 0) {
+        // a slot's previous use (stage j - T) must be released first: the parity before this one
+        if (j >= T) mbar_wait(&tok_empty[tok_pos.slot], tok_pos.phase ^ 1u);
+        mbar_wait(&raw_full[read_pos.slot], read_pos.phase);
+        dequant_tokens(raw_ring + read_pos.slot * S::kRawStage, tok_ring + tok_pos.slot * S::kTokBytes);
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic stores -> wgmma reads
+        mbar_arrive(&tok_full[tok_pos.slot]);
+        read_pos.advance();
+        tok_pos.advance();
+      }
+      if (i < num_stages) {
+        if (i >= R) mbar_wait(&raw_empty[load_pos.slot], load_pos.phase ^ 1u);
+        load_stage(stage_begin + i, load_pos.slot);
+        mbar_arrive_on_copies(&raw_full[load_pos.slot]);
+        load_pos.advance();
+      }
+    }
+  } else {
+    // ---------------- consumer warpgroups ----------------
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(S::kConsumerRegs));
+    const int cw = warp - S::kProducerWarps;  // 0..7: 16 weight rows each, warpgroup (cw / 4) covers 64
+    const int g = lane >> 2, t = lane & 3;
+    const int weight_row0 = cw * 16;
+    const int ld_row = weight_row0 + (lane & 7) + ((lane >> 3) & 1) * 8;  // ldmatrix source row
+    const int ld_swz = (ld_row >> 1) & 3;
+    const int row_g = weight_row0 + g, row_g8 = row_g + 8;
+    const int sc_g = (row_g & 31) * 16 + (row_g >> 5) * 4, sc_g8 = (row_g8 & 31) * 16 + (row_g8 >> 5) * 4;
+    // bytes t/2 and t/2 + 2 (scale columns of segments 2 half and 2 half + 1) of the words of rows g, g + 8
+    const std::uint32_t scale_pick = (t >> 1) * 0x1111u + 0x6420u;
+    float acc[kTileM / 2];  // wgmma m64nNk16 accumulators
+#pragma unroll
+    for (int i = 0; i < kTileM / 2; ++i) acc[i] = 0.0f;
+    std::uint32_t frag[2][4][4];  // two sets (k64 halves) x 4 k16 steps
+    // Token-slot descriptors differ only in the start address (bits 0-13, address / 16): computed once.
+    const std::uint64_t desc_ring = sw128_descriptor(tok_ring);
+
+#pragma unroll
+    for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[i]);
+    RingPos<R> raw_pos;
+    RingPos<T> tok_pos;
+    int prev_tslot = T - 1;  // token slot of stage s - 1
+    for (int s = 0; s < num_stages; ++s) {
+      const int slot = raw_pos.slot, tslot = tok_pos.slot;
+      mbar_wait(&raw_full[slot], raw_pos.phase);
+      const std::uint8_t* base = raw_ring + slot * S::kRawStage;
+      const std::uint8_t* scale_b = base + S::kRawW + S::kRawA;
+      // Both halves' raw bytes and scale words are loaded up front, so the second half's shared-memory
+      // latency hides behind the first half's dequantization. raw: rows 0-7 / 8-15 of segments 2 half
+      // and 2 half + 1 (elements 64 half .. + 63); scale words: columns 4 half .. + 3 of rows g, g + 8.
+      std::uint32_t raws[2][4], wgs[2], wg8s[2];
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        ldmatrix_x4(raws[half], base + ld_row * kStageBytes + (((2 * half + (lane >> 4)) ^ ld_swz) << 4));
+        wgs[half] = *reinterpret_cast<const std::uint32_t*>(scale_b + half * kScaleChunk + sc_g);
+        wg8s[half] = *reinterpret_cast<const std::uint32_t*>(scale_b + half * kScaleChunk + sc_g8);
+      }
+      mbar_wait(&tok_full[tslot], tok_pos.phase);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const std::uint32_t(&raw)[4] = raws[half];
+        const std::uint32_t wg = wgs[half], wg8 = wg8s[half];
+        const std::uint32_t picked = __byte_perm(wg, wg8, scale_pick);
+        const __half2 sc_g = two_scales_to_half2(picked), sc_g8 = two_scales_to_half2(picked >> 16);
+#pragma unroll
+        for (int sub = 0; sub < 2; ++sub) {  // segment 2 half + sub, scale column 2 (2 half + sub) + t / 2
+          std::uint32_t h[2][4];
+          dequant8(raw[2 * sub + 0], sub ? __high2half2(sc_g) : __low2half2(sc_g), h[0]);
+          dequant8(raw[2 * sub + 1], sub ? __high2half2(sc_g8) : __low2half2(sc_g8), h[1]);
+#pragma unroll
+          for (int step = 0; step < 2; ++step) {
+            std::uint32_t* f = frag[half][2 * sub + step];
+            f[0] = h[0][2 * step];
+            f[1] = h[1][2 * step];
+            f[2] = h[0][2 * step + 1];
+            f[3] = h[1][2 * step + 1];
+          }
+        }
+        if (half == 1) {
+          // every raw byte and scale of this slot has been used: the producer may refill it
+          __syncwarp();
+          if (lane == 0) mbar_arrive(&raw_empty[slot]);
+        }
+        // pin the fragments' definitions before wgmma.fence: a definition scheduled after it makes
+        // ptxas serialize every wgmma (C7513)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) cute::warpgroup_fence_operand(frag[half][j][r]);
+        cute::warpgroup_arrive();
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          // k16 step 4 half + j: K half `half` of the token slot, 32 bytes per step inside the swizzle atom
+          const std::uint64_t b = desc_ring + ((tslot * S::kTokBytes + half * (kTileM * 128) + j * 32) >> 4);
+          wgmma_rs<kTileM>(frag[half][j], b, acc, std::make_index_sequence<kTileM / 2>{});
+        }
+        cute::warpgroup_commit_batch();
+        // at most this k64 half's wgmmas stay in flight: the other fragment set is free again
+        cute::warpgroup_wait<1>();
+        if (half == 0 && s > 0) {
+          // every wgmma of stage s - 1 has completed: its token slot may be rewritten
+          __syncwarp();
+          if (lane == 0) mbar_arrive(&tok_empty[prev_tslot]);
+        }
+      }
+      prev_tslot = tslot;
+      raw_pos.advance();
+      tok_pos.advance();
+    }
+    cute::warpgroup_wait<0>();
+#pragma unroll
+    for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[i]);
+    // Both consumer warpgroups retired their wgmmas and ldmatrix reads; the producers finished before
+    // the last stage's tokens were ready (every copy they issued was consumed). So the rings are free:
+    // the FP32 tile may overwrite them. From here on only the consumers run (no CTA-wide barrier
+    // after the role split).
+    NamedSync<256>{}();
+    // wgmma m64nN accumulators: warp cw owns weight rows 16 cw + g (+ 8), tokens 8 nt + 2 t (+ 1)
+    float* tile = reinterpret_cast<float*>(smem);
+#pragma unroll
+    for (int nt = 0; nt < kTileM / 8; ++nt)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int weight = weight_row0 + g + (c >> 1) * 8;
+        const int token = nt * 8 + 2 * t + (c & 1);
+        tile[token * (kTileN + 4) + weight] = acc[nt * 4 + c];
+      }
+    NamedSync<256>{}();  // the FP32 tile is complete
+    finish_tile<kTileM, 256, ElementOut>(p, tile, tid - S::kProducerThreads, NamedSync<256>{});
   }
 }
 
@@ -505,7 +856,7 @@ __global__ void __launch_bounds__(detail::kThreads, (kWgmma && kTileM <= 64) ? 3
 template <int kTileM, class ElementOut, bool kWgmma>
 struct DequantGemm {
   static constexpr int kStages = 4;
-  using Shape = DequantGemmKernel<kTileM, kStages, ElementOut, kWgmma>;
+  using Shape = DequantGemmKernel<kTileM, kStages, ElementOut>;
 
   static int stages_total(const GemmProblem& p) { return (p.k + detail::kStageK - 1) / detail::kStageK; }
   static int tiles(const GemmProblem& p) {
@@ -558,13 +909,20 @@ struct DequantGemm {
       params.counters = ctx.counters;
       params.partials = static_cast<float*>(ctx.workspace);
     }
-    auto kernel = dequant_gemm_kernel<kTileM, kStages, ElementOut, kWgmma>;
+    void (*kernel)(DequantGemmParams) = nullptr;
+    if constexpr (kWgmma) {
+      kernel = ws_wgmma_kernel<kTileM, ElementOut>;
+    } else {
+      kernel = dequant_gemm_kernel<kTileM, kStages, ElementOut>;
+    }
+    const int threads = kWgmma ? WsShape<kTileM>::kThreads : detail::kThreads;
+    const int smem_bytes = kWgmma ? WsShape<kTileM>::kSmemBytes : Shape::kSmemBytes;
     // Above 48 KB a kernel must opt in to its dynamic shared memory; once per process is enough.
     static const cudaError_t attribute_status =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::kSmemBytes);
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
     if (attribute_status != cudaSuccess) return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
     const dim3 grid((p.n + detail::kTileN - 1) / detail::kTileN, (p.m + kTileM - 1) / kTileM, p.l * split_k);
-    kernel<<<grid, detail::kThreads, Shape::kSmemBytes, ctx.stream>>>(params);
+    kernel<<<grid, threads, smem_bytes, ctx.stream>>>(params);
     if (cudaGetLastError() != cudaSuccess) return {false, "kernel launch failed"};
     return {};
   }
