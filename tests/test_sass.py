@@ -97,7 +97,8 @@ def test_hopper_kernels_use_fp16_tensor_cores(sass_by_function):
 
     table = load_table()
     mma = [table.by_name(name).mma for name, _, major in _C.kernels() if major == 9]
-    kernels = {name: body for (arch, name), body in sass_by_function.items() if arch == "sm_90a" and "dequant_gemm" in name}
+    # every __global__ of namespace nvfp4_gemm::sm90 (the mma.sync and the warp-specialized wgmma kernel)
+    kernels = {name: body for (arch, name), body in sass_by_function.items() if arch == "sm_90a" and "nvfp4_gemm4sm90" in name}
     assert len(kernels) == len(mma)
     # wgmma kernels show HGMMA (fp16 in, FP32 accumulate), mma.sync kernels HMMA.16816.F32; both read
     # their operands through cp.async and ldmatrix
@@ -107,3 +108,5 @@ def test_hopper_kernels_use_fp16_tensor_cores(sass_by_function):
     assert not set(hgmma) & set(hmma)
     for name, body in kernels.items():
         assert "LDSM" in body and "LDGSTS" in body, f"{name[:80]}... lacks ldmatrix or cp.async"
+    for name in hgmma:  # the warp-specialized pipeline hands stages over through mbarriers
+        assert "SYNCS" in kernels[name], f"{name[:80]}... lacks mbarrier operations"
