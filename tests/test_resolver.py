@@ -28,14 +28,21 @@ def test_log_config_prints_once_per_shape(monkeypatch, capsys):
     assert len(lines) == 1 and "M=256 N=1024 K=512 L=2 bfloat16" in lines[0]
 
 
+def random_problems(count, seed):
+    """(m, n, k, l, out dtype): any M, N a multiple of 4 (so some break the fp16 rule), K of 32."""
+    gen = torch.Generator().manual_seed(seed)
+    for _ in range(count):
+        yield (
+            int(torch.randint(1, 20000, (), generator=gen)),
+            4 * int(torch.randint(1, 5000, (), generator=gen)),
+            32 * int(torch.randint(1, 600, (), generator=gen)),
+            int(torch.randint(1, 9, (), generator=gen)),
+            OUT_DTYPES[int(torch.randint(0, 3, (), generator=gen))],
+        )
+
+
 def test_random_valid_shapes_always_get_a_config_that_supports_them():
-    gen = torch.Generator().manual_seed(0)
-    for _ in range(500):
-        m = int(torch.randint(1, 20000, (), generator=gen))
-        n = 4 * int(torch.randint(1, 5000, (), generator=gen))
-        k = 32 * int(torch.randint(1, 600, (), generator=gen))
-        l = int(torch.randint(1, 9, (), generator=gen))
-        dtype = OUT_DTYPES[int(torch.randint(0, 3, (), generator=gen))]
+    for m, n, k, l, dtype in random_problems(500, seed=0):
         if shape_rule_violation(m, n, k, l, dtype):
             with pytest.raises(ValueError, match="no config can run"):
                 nvfp4_gemm.resolve(m, n, k, l, getattr(torch, dtype))
@@ -51,14 +58,11 @@ def test_random_valid_shapes_always_get_a_config_that_supports_them():
 def test_random_valid_shapes_on_hopper_get_a_config_and_a_valid_split():
     from nvfp4_gemm import resolver
 
-    gen = torch.Generator().manual_seed(1)
-    for _ in range(300):
-        m = int(torch.randint(1, 20000, (), generator=gen))
-        n = 8 * int(torch.randint(1, 2500, (), generator=gen))
-        k = 32 * int(torch.randint(1, 600, (), generator=gen))
-        l = int(torch.randint(1, 9, (), generator=gen))
-        resolution = resolver._resolve(m, n, k, l, "float16", 9, 132, None)
-        assert resolution.config.family == "sm90" and resolution.config.supports(m, n, k, l, "float16") is None
+    for m, n, k, l, dtype in random_problems(300, seed=1):
+        if shape_rule_violation(m, n, k, l, dtype):
+            continue
+        resolution = resolver._resolve(m, n, k, l, dtype, 9, 132, None)
+        assert resolution.config.family == "sm90" and resolution.config.supports(m, n, k, l, dtype) is None
         assert 1 <= resolution.split_k <= resolution.config.max_split_k(k)
 
 

@@ -44,8 +44,6 @@ template <int TileM, int TileN, int TileK, int ClusterM, int ClusterN, class Ele
 struct BlockScaledGemm {
   // CUTLASS 4.2: a 1SM MMA tile has M = 128, a 2SM tile (a CTA pair) has M = 256.
   static constexpr bool kTwoSm = TileM == 256;
-  static constexpr bool kStreamK = StreamK;
-  static constexpr bool kSwapAB = SwapAB;
   static_assert(TileM == 128 || TileM == 256, "sm100 block-scaled MMA tile M is 128 (1SM) or 256 (2SM)");
   static_assert(!kTwoSm || ClusterM % 2 == 0, "a 2SM tile needs an even cluster M");
 

@@ -243,6 +243,25 @@ struct DequantGemmParams {
   int scale_cols_padded;    // round_up(k / 16, 4)
 };
 
+// The output tile and the K stages one CTA owns: blockIdx = (weight tile, token tile, batch * split_k
+// + split); splits cut the K stages as evenly as integers allow.
+struct CtaWork {
+  int n0, m0, batch, split, stage_begin, num_stages;
+};
+
+template <int kTileM>
+__device__ __forceinline__ CtaWork cta_work(const DequantGemmParams& p) {
+  CtaWork w;
+  w.n0 = blockIdx.x * detail::kTileN;
+  w.m0 = blockIdx.y * kTileM;
+  w.batch = blockIdx.z / p.split_k;
+  w.split = blockIdx.z % p.split_k;
+  w.stage_begin = static_cast<int>(static_cast<long long>(p.stages_total) * w.split / p.split_k);
+  const int stage_end = static_cast<int>(static_cast<long long>(p.stages_total) * (w.split + 1) / p.split_k);
+  w.num_stages = stage_end - w.stage_begin;
+  return w;
+}
+
 // Barrier of the threads that run the epilogue: the whole CTA (mma.sync kernel) or named barrier 1
 // of the consumer warpgroups (warp-specialized kernel, whose producers have left).
 struct CtaSync {
@@ -260,10 +279,8 @@ template <int kTileM, int kNumThreads, class ElementOut, class Sync>
 __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* tile, int tid, Sync sync) {
   using namespace detail;
   constexpr int kTilePitch_ = kTileN + 4;
-  const int n0 = blockIdx.x * kTileN;
-  const int m0 = blockIdx.y * kTileM;
-  const int batch = blockIdx.z / p.split_k;
-  const int split = blockIdx.z % p.split_k;
+  const CtaWork work = cta_work<kTileM>(p);
+  const int n0 = work.n0, m0 = work.m0, batch = work.batch, split = work.split;
   const float scale = (p.alpha != nullptr ? *p.alpha : 1.0f) * kProductRescale;
   ElementOut* out = static_cast<ElementOut*>(p.out) + static_cast<long long>(batch) * p.m * p.n;
   const int tile_id = (batch * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
@@ -356,13 +373,9 @@ __global__ void __launch_bounds__(detail::kThreads, 2)
   const int weight_row0 = (warp % (8 / K::kWarpsM)) * 16 * K::kMTiles;  // this warp's first weight row
   const int token0 = (warp / (8 / K::kWarpsM)) * (kTileM / K::kWarpsM);  // and first token
 
-  const int n0 = blockIdx.x * kTileN;
-  const int m0 = blockIdx.y * kTileM;
-  const int batch = blockIdx.z / p.split_k;
-  const int split = blockIdx.z % p.split_k;
-  const int stage_begin = static_cast<int>(static_cast<long long>(p.stages_total) * split / p.split_k);
-  const int stage_end = static_cast<int>(static_cast<long long>(p.stages_total) * (split + 1) / p.split_k);
-  const int num_stages = stage_end - stage_begin;
+  const CtaWork work = cta_work<kTileM>(p);
+  const int n0 = work.n0, m0 = work.m0, batch = work.batch;
+  const int stage_begin = work.stage_begin, num_stages = work.num_stages;
 
   const int k_bytes = p.k / 2;
   const std::uint8_t* a_batch = p.a + static_cast<long long>(batch) * p.m * k_bytes;
@@ -597,13 +610,9 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
   std::uint8_t* tok_ring = smem;
   std::uint8_t* raw_ring = smem + T * S::kTokBytes;
 
-  const int n0 = blockIdx.x * kTileN;
-  const int m0 = blockIdx.y * kTileM;
-  const int batch = blockIdx.z / p.split_k;
-  const int split = blockIdx.z % p.split_k;
-  const int stage_begin = static_cast<int>(static_cast<long long>(p.stages_total) * split / p.split_k);
-  const int stage_end = static_cast<int>(static_cast<long long>(p.stages_total) * (split + 1) / p.split_k);
-  const int num_stages = stage_end - stage_begin;
+  const CtaWork work = cta_work<kTileM>(p);
+  const int n0 = work.n0, m0 = work.m0, batch = work.batch;
+  const int stage_begin = work.stage_begin, num_stages = work.num_stages;
 
   if (tid == 0) {
 #pragma unroll
