@@ -24,7 +24,10 @@ from typing import Optional
 
 from .configs import SM100_TILE_K, Config
 
-__all__ = ["B200", "Prediction", "Sm100Machine", "estimated_stages", "pipeline_stages", "predict", "rank"]
+__all__ = [
+    "B200", "Prediction", "Sm100Machine", "estimated_stages", "for_device", "pipeline_stages", "predict",
+    "rank", "report",
+]
 
 _OUT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
 # NVFP4 operand bytes per element: a 4-bit value plus a 1-byte scale per 16 values.
@@ -37,7 +40,7 @@ class Sm100Machine:
     """The GPU the model describes. Defaults: a B200. Units: bytes, microseconds."""
 
     # 148 SMs: NVIDIA B200 (2 dies x 74 enabled SMs; Chips and Cheese, "Nvidia's B200: Keeping the
-    # CUDA juggernaut rolling", 2025). A real device's own count replaces it (resolver).
+    # CUDA juggernaut rolling"). A real device's own count replaces it (resolver).
     sm_count: int = 148
     # 7.68 TB/s: the bandwidth the GPU MODE organisers divide by for their B200 speed of light
     # (shared/spec/task_shapes.yaml); NVIDIA's datasheet peak is 8 TB/s.
