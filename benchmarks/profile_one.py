@@ -1,15 +1,20 @@
-"""Run one shape a few times through torch.ops.nvfp4.gemm, for a profiler to attach to:
+"""Run one shape a few times through torch.ops.nvfp4.gemm (or a pinned config), for a profiler to attach to:
     ncu --clock-control none --kernel-name regex:dequant_gemm --launch-skip 2 --launch-count 1 \\
-        python benchmarks/profile_one.py 128x7168x2048"""
+        python benchmarks/profile_one.py 128x7168x2048 [CONFIG[:SPLIT_K]]"""
 
 import sys
 
 import torch
 
+import nvfp4_gemm
 from nvfp4_gemm.testing import random_operands
 
 m, n, k = (int(x) for x in sys.argv[1].split("x"))
 ops = random_operands(m, n, k, seed=0, device="cuda")
 for _ in range(4):
-    torch.ops.nvfp4.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale)
+    if len(sys.argv) > 2:
+        name, _, split = sys.argv[2].partition(":")
+        nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, config=name, split_k=int(split or 1))
+    else:
+        torch.ops.nvfp4.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale)
 torch.cuda.synchronize()

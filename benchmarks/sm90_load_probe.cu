@@ -1,0 +1,234 @@
+// Load-path probe for the Hopper kernel: how fast can one CTA per SM stream its 128 weight rows and
+// the 128 token rows through a shared-memory ring of mbarrier-guarded slots, with no compute at all?
+// The kernel's own "loads + barriers only" variant ran at ~1.5 TB/s (docs/perf_notes.md, v3), a
+// third of the copy ceiling, so the load path bounds every shape before any dequantization. The
+// variants differ in the bytes each K-major row contributes to one slot (64 = the kernel's stage
+// today) and in the copy engine: 16-byte cp.async per thread (the kernel today) or one
+// cp.async.bulk per row that completes on the slot's mbarrier (the bulk-copy engine).
+//
+//   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o /tmp/probe benchmarks/sm90_load_probe.cu
+//   /tmp/probe            (prints one line per shape, split and variant, then the copy ceiling)
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CHECK(call)                                                                       \
+  do {                                                                                    \
+    cudaError_t err_ = (call);                                                            \
+    if (err_ != cudaSuccess) {                                                            \
+      std::printf("%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));           \
+      std::exit(1);                                                                       \
+    }                                                                                     \
+  } while (0)
+
+namespace {
+
+constexpr int kRows = 128;  // weight rows per CTA; the token tile has as many rows
+constexpr int kProducerThreads = 256;
+constexpr int kConsumerWarps = 8;
+
+__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
+  asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(smem_addr(bar)) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
+  asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(smem_addr(bar)),
+               "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
+  asm volatile(
+      "{\n .reg .pred done;\n"
+      "RETRY:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      " @!done bra RETRY;\n}\n" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
+__device__ __forceinline__ void cp_async_16(void* dst, const void* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void bulk_copy(void* dst, const void* src, unsigned bytes, std::uint64_t* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                   smem_addr(dst)),
+               "l"(src), "r"(bytes), "r"(smem_addr(bar))
+               : "memory");
+}
+
+// grid = (N / 128, 1, split); block = 256 producer threads + 8 consumer warps. Each CTA streams its
+// 128 weight rows and the 128 token rows over its share of K, kRowBytes per row per slot.
+template <int kRowBytes, int kSlots, bool kBulk>
+__global__ void __launch_bounds__(512, 1)
+    stream_rows(const std::uint8_t* __restrict__ w, const std::uint8_t* __restrict__ a, int n, int k_bytes,
+                int split, unsigned* sink) {
+  extern __shared__ __align__(128) std::uint8_t ring[];
+  __shared__ __align__(8) std::uint64_t full[kSlots], empty[kSlots];
+  constexpr int kSlotBytes = 2 * kRows * kRowBytes;
+  const int tid = threadIdx.x;
+  const int n0 = blockIdx.x * kRows;
+  const int steps = (k_bytes + kRowBytes - 1) / kRowBytes;
+  const int s_begin = static_cast<int>(static_cast<long long>(steps) * blockIdx.z / split);
+  const int s_end = static_cast<int>(static_cast<long long>(steps) * (blockIdx.z + 1) / split);
+  if (tid == 0) {
+    for (int i = 0; i < kSlots; ++i) {
+      mbar_init(&full[i], kProducerThreads);
+      mbar_init(&empty[i], kConsumerWarps);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  if (tid < kProducerThreads) {
+    for (int s = s_begin; s < s_end; ++s) {
+      const int i = s - s_begin, slot = i % kSlots;
+      if (i >= kSlots) mbar_wait(&empty[slot], ((i / kSlots) - 1) & 1);
+      std::uint8_t* base = ring + slot * kSlotBytes;
+      const int kb = s * kRowBytes;
+      const int bytes = min(kRowBytes, k_bytes - kb);
+      if constexpr (kBulk) {
+        // thread r < 128: weight row r; thread 128 + r: token row r
+        const int row = tid & (kRows - 1);
+        const bool weight = tid < kRows;
+        const bool ok = !weight || n0 + row < n;
+        const std::uint8_t* src = weight ? w + static_cast<long long>(n0 + row) * k_bytes + kb
+                                         : a + static_cast<long long>(row) * k_bytes + kb;
+        mbar_arrive_expect_tx(&full[slot], ok ? bytes : 0);
+        if (ok) bulk_copy(base + tid * kRowBytes, src, bytes, &full[slot]);
+      } else {
+        constexpr int kChunks = kRowBytes / 16;
+        for (int c = tid; c < 2 * kRows * kChunks; c += kProducerThreads) {
+          const int r = c / kChunks, chunk = c % kChunks;
+          const int row = r & (kRows - 1);
+          const bool weight = r < kRows;
+          const int off = chunk * 16;
+          const bool ok = off < bytes && (!weight || n0 + row < n);
+          const std::uint8_t* src = weight ? w + static_cast<long long>(n0 + row) * k_bytes + kb + off
+                                           : a + static_cast<long long>(row) * k_bytes + kb + off;
+          cp_async_16(base + r * kRowBytes + off, ok ? src : w, ok ? 16 : 0);
+        }
+        asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(&full[slot])) : "memory");
+      }
+    }
+  } else {
+    const int ct = tid - kProducerThreads;
+    unsigned x = 0;
+    for (int s = s_begin; s < s_end; ++s) {
+      const int i = s - s_begin, slot = i % kSlots;
+      mbar_wait(&full[slot], (i / kSlots) & 1);
+      const std::uint8_t* base = ring + slot * kSlotBytes;
+#pragma unroll
+      for (int j = 0; j < kSlotBytes / 16 / 256; ++j) {
+        const uint4 v = *reinterpret_cast<const uint4*>(base + (j * 256 + ct) * 16);
+        x ^= v.x ^ v.y ^ v.z ^ v.w;
+      }
+      __syncwarp();
+      if ((ct & 31) == 0) mbar_arrive(&empty[slot]);
+    }
+    atomicXor(sink, x);
+  }
+}
+
+__global__ void fill_random(std::uint32_t* p, std::size_t words, std::uint32_t seed) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < words;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    std::uint32_t x = static_cast<std::uint32_t>(i) * 2654435761u + seed;
+    x ^= x >> 15;
+    x *= 2246822519u;
+    x ^= x >> 13;
+    p[i] = x;
+  }
+}
+
+struct Buffers {
+  std::uint8_t* w;
+  std::uint8_t* a;
+  std::uint8_t* flush;
+  unsigned* sink;
+};
+constexpr std::size_t kFlushBytes = 256u << 20;
+
+template <class Launch>
+float median_us(const Buffers& buf, Launch launch, int iters = 30) {
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  std::vector<float> t;
+  for (int i = 0; i < iters + 5; ++i) {
+    CHECK(cudaMemsetAsync(buf.flush, i & 0xff, kFlushBytes));
+    CHECK(cudaEventRecord(e0));
+    launch();
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    CHECK(cudaGetLastError());
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    if (i >= 5) t.push_back(ms * 1000.0f);
+  }
+  std::sort(t.begin(), t.end());
+  CHECK(cudaEventDestroy(e0));
+  CHECK(cudaEventDestroy(e1));
+  return t[t.size() / 2];
+}
+
+template <int kRowBytes, int kSlots, bool kBulk>
+void run_variant(const Buffers& buf, int n, int k, int split) {
+  const int k_bytes = k / 2;
+  constexpr int kSmem = kSlots * 2 * kRows * kRowBytes;
+  auto kernel = stream_rows<kRowBytes, kSlots, kBulk>;
+  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  const dim3 grid((n + kRows - 1) / kRows, 1, split);
+  const float us = median_us(buf, [&] { kernel<<<grid, 512, kSmem>>>(buf.w, buf.a, n, k_bytes, split, buf.sink); });
+  const double bytes = static_cast<double>(n + kRows) * k_bytes;  // each byte once from DRAM
+  std::printf("128x%dx%d split %d  %-9s %3d B/row/slot %2d slots (%3d KB)  %7.2f us  %5.2f TB/s\n", n, k, split,
+              kBulk ? "bulk" : "cp.async", kRowBytes, kSlots, kSmem / 1024, us, bytes / us * 1e-6);
+}
+
+}  // namespace
+
+int main() {
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
+  const std::size_t max_w = 7168ull * 8192;
+  Buffers buf{};
+  CHECK(cudaMalloc(&buf.w, max_w));
+  CHECK(cudaMalloc(&buf.a, kRows * 8192));
+  CHECK(cudaMalloc(&buf.flush, kFlushBytes));
+  CHECK(cudaMalloc(&buf.sink, sizeof(unsigned)));
+  fill_random<<<1024, 256>>>(reinterpret_cast<std::uint32_t*>(buf.w), max_w / 4, 1);
+  fill_random<<<64, 256>>>(reinterpret_cast<std::uint32_t*>(buf.a), kRows * 8192 / 4, 2);
+  CHECK(cudaDeviceSynchronize());
+
+  struct Case {
+    int n, k, split;
+  };
+  const Case cases[] = {{7168, 16384, 2}, {7168, 16384, 1}, {7168, 16384, 4}, {4096, 7168, 4},
+                        {4096, 7168, 2},  {7168, 2048, 1},  {7168, 2048, 2}};
+  for (const Case& c : cases) {
+    run_variant<64, 6, false>(buf, c.n, c.k, c.split);   // the kernel today
+    run_variant<64, 12, false>(buf, c.n, c.k, c.split);
+    run_variant<128, 6, false>(buf, c.n, c.k, c.split);
+    run_variant<256, 3, false>(buf, c.n, c.k, c.split);
+    run_variant<64, 6, true>(buf, c.n, c.k, c.split);
+    run_variant<64, 12, true>(buf, c.n, c.k, c.split);
+    run_variant<128, 3, true>(buf, c.n, c.k, c.split);
+    run_variant<128, 6, true>(buf, c.n, c.k, c.split);
+    run_variant<256, 3, true>(buf, c.n, c.k, c.split);
+  }
+  // The copy ceiling of the same run: bytes read + bytes written by a 1 GiB device-to-device copy.
+  std::uint8_t *src, *dst;
+  const std::size_t copy_bytes = 1ull << 30;
+  CHECK(cudaMalloc(&src, copy_bytes));
+  CHECK(cudaMalloc(&dst, copy_bytes));
+  const float us = median_us(buf, [&] { CHECK(cudaMemcpyAsync(dst, src, copy_bytes, cudaMemcpyDeviceToDevice)); }, 10);
+  std::printf("copy ceiling: %.2f TB/s (1 GiB device-to-device, read + write)\n", 2.0 * copy_bytes / us * 1e-6);
+  return 0;
+}
