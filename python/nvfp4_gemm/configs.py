@@ -51,9 +51,6 @@ _SM90_TILE_M = (16, 32, 64, 128)
 _SM90_MMA = ("mma_sync", "wgmma")
 _SM90_TILE_N = (128,)
 _SM90_TILE_K = (128,)
-# wgmma kernel only: CTAs per cluster along the weights (cluster [1, N]); they share the token
-# dequantization, each CTA doing whole 8-row groups (tile M / N >= 8).
-_SM90_CLUSTER_N = (1, 2, 4)
 
 _TABLE_NAME = "configs.toml"
 
@@ -141,8 +138,7 @@ def _config_name(
 ) -> str:
     if family == "sm90":
         kind = "wgmma" if mma == "wgmma" else "dequant"
-        clustered = f"_c{cluster[0]}x{cluster[1]}" if cluster != (1, 1) else ""
-        return f"sm90_{kind}_{tile[0]}x{tile[1]}x{tile[2]}{clustered}_splitk"
+        return f"sm90_{kind}_{tile[0]}x{tile[1]}x{tile[2]}_splitk"
     sms = _SM100_TILE_M.get(tile[0], "?sm")
     name = f"{family}_{sms}_{tile[0]}x{tile[1]}x{tile[2]}_c{cluster[0]}x{cluster[1]}"
     if swap_ab:
@@ -177,15 +173,9 @@ def _check_row(row: dict, index: int) -> Config:
                 f"{where}: sm90 tile must be M in {_SM90_TILE_M}, N in {_SM90_TILE_N}, K in {_SM90_TILE_K}; "
                 f"got {list(tile)}"
             )
+        if cluster != (1, 1):
+            raise ValueError(f"{where}: the sm90 kernel uses no clusters: cluster must be [1, 1]")
     mma = row.get("mma", "tcgen05" if family == "sm100" else "mma_sync")
-    if family == "sm90" and cluster != (1, 1):
-        if mma != "wgmma" or cluster[0] != 1 or cluster[1] not in _SM90_CLUSTER_N:
-            raise ValueError(
-                f"{where}: sm90 clusters are [1, N] with N in {_SM90_CLUSTER_N}, wgmma configs only; got "
-                f"{list(cluster)} with mma = {mma!r}"
-            )
-        if tile[0] // cluster[1] < 8:
-            raise ValueError(f"{where}: each CTA of an sm90 cluster needs >= 8 token rows (tile M / cluster N)")
     if family == "sm90" and mma not in _SM90_MMA:
         raise ValueError(f"{where}: sm90 mma must be one of {_SM90_MMA}, got {mma!r}")
     if family == "sm100" and mma != "tcgen05":

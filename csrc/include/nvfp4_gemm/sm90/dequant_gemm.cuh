@@ -91,9 +91,6 @@ __device__ __forceinline__ void mbar_arrive_on_copies(std::uint64_t* bar) {
 #define NVFP4_SM90_SUSPEND_NS 100000
 #endif
 constexpr unsigned kSuspendHintNs = NVFP4_SM90_SUSPEND_NS;
-#ifndef NVFP4_SM90_CLUSTER_SYNC
-#define NVFP4_SM90_CLUSTER_SYNC 2
-#endif
 __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
   asm volatile(
       "{\n .reg .pred done;\n"
@@ -102,52 +99,6 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
       "r"(parity), "n"(kSuspendHintNs)
       : "memory");
 }
-
-// Thread-block clusters (the `sm90_wgmma_*_c1xN` configs): CTAs of a cluster along the weights share
-// one token tile, each dequantizes a 1/N slice of its rows and stores it into every CTA's ring.
-__device__ __forceinline__ unsigned cluster_rank() {
-  unsigned rank;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
-  return rank;
-}
-// The shared::cluster address of CTA `rank`'s copy of the local shared-memory address `local`.
-__device__ __forceinline__ std::uint32_t cluster_addr(std::uint32_t local, unsigned rank) {
-  std::uint32_t addr;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(addr) : "r"(local), "r"(rank));
-  return addr;
-}
-__device__ __forceinline__ void sts128_cluster(std::uint32_t addr, std::uint32_t a, std::uint32_t b, std::uint32_t c,
-                                               std::uint32_t d) {
-  asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d)
-               : "memory");
-}
-// Arrive on an mbarrier of any CTA of the cluster; releases this thread's prior writes at cluster scope.
-__device__ __forceinline__ void mbar_arrive_cluster(std::uint32_t cluster_bar) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
-}
-// Wait whose acquire pairs with arrivals from other CTAs of the cluster.
-__device__ __forceinline__ void mbar_wait_cluster(std::uint64_t* bar, unsigned parity) {
-  asm volatile(
-      "{\n .reg .pred done;\n"
-      "RETRY:\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1, %2;\n"
-      " @!done bra RETRY;\n}\n" ::"r"(smem_addr(bar)),
-      "r"(parity), "n"(kSuspendHintNs)
-      : "memory");
-}
-// 16-byte store into another CTA's shared memory that counts its bytes on that CTA's mbarrier
-// (complete_tx, release at cluster scope): no fence or arrival by the storing thread.
-__device__ __forceinline__ void st_async_cluster(std::uint32_t addr, std::uint32_t cluster_bar, std::uint32_t a,
-                                                 std::uint32_t b, std::uint32_t c, std::uint32_t d) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(
-                   addr),
-               "r"(a), "r"(b), "r"(c), "r"(d), "r"(cluster_bar)
-               : "memory");
-}
-__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory"); }
 
 __device__ __forceinline__ uint4 lds128(const void* p) { return *reinterpret_cast<const uint4*>(p); }
 __device__ __forceinline__ void sts128(void* p, std::uint32_t a, std::uint32_t b, std::uint32_t c, std::uint32_t d) {
@@ -617,11 +568,6 @@ struct RingPos {
 // No CTA-wide barrier in the main loop: slots are handed over by full/empty mbarriers. Why: the v2
 // kernel serialized copy waits, token dequant, weight dequant and MMA behind two __syncthreads per
 // stage and ran at ~1/4 of the tensor rate with the SMs mostly waiting on latency.
-// kCluster > 1: the kCluster CTAs of a cluster (consecutive weight tiles, the same tokens and K
-// range) share the token work: each copies and dequantizes kTileM / kCluster token rows and stores
-// them into the token slot of every CTA of the cluster. A token slot is full when every producer of
-// the cluster has arrived on it, and empty when every consumer warp of the cluster has released it.
-// Why: every CTA dequantizes its whole token tile otherwise, as much work as its weights at M = 128.
 template <int kTileM>
 struct WsShape {
   // Producer warpgroups: two, so that each scheduler runs two producer warps (the token
@@ -647,15 +593,12 @@ struct WsShape {
   static_assert(kSmemBytes <= 227 * 1024, "shared memory");
 };
 
-template <int kTileM, int kCluster, class ElementOut>
+template <int kTileM, class ElementOut>
 __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParams p) {
   using namespace detail;
   using S = WsShape<kTileM>;
   constexpr int R = S::kRawSlots;
   constexpr int T = S::kTokSlots;
-  static_assert(kCluster == 1 || kCluster == 2 || kCluster == 4, "cluster of 1, 2 or 4 CTAs along the weights");
-  constexpr int kRankRows = kTileM / kCluster;  // token rows this CTA copies and dequantizes
-  static_assert(kRankRows >= 8, "every CTA of the cluster dequantizes whole 8-row groups");
   extern __shared__ __align__(128) std::uint8_t smem_raw[];
   __shared__ __align__(8) std::uint64_t raw_full[R], raw_empty[R], tok_full[T], tok_empty[T];
 
@@ -679,36 +622,11 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
     }
 #pragma unroll
     for (int i = 0; i < T; ++i) {
-#if NVFP4_SM90_CLUSTER_SYNC == 1
-      mbar_init(&tok_full[i], S::kProducerThreads * kCluster);  // every producer thread of the cluster
-#else
-      mbar_init(&tok_full[i], S::kProducerThreads);  // every local producer thread; peers' bytes by complete_tx
-#endif
-      mbar_init(&tok_empty[i], 8 * kCluster);                  // every consumer warp of the cluster
+      mbar_init(&tok_full[i], S::kProducerThreads);  // every producer thread
+      mbar_init(&tok_empty[i], 8);
     }
-    if constexpr (kCluster > 1) asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  if constexpr (kCluster > 1) {
-    // the barriers are initialized in every CTA before any CTA arrives on them remotely
-    cluster_arrive();
-    cluster_wait();
-  } else {
-    __syncthreads();
-  }
-  const unsigned rank = kCluster > 1 ? cluster_rank() : 0u;
-  const int rank_row0 = static_cast<int>(rank) * kRankRows;  // first token row this CTA dequantizes
-  // Byte distance from a local shared-memory address to the same offset in CTA (rank + d) % kCluster.
-  std::uint32_t peer_delta[kCluster > 1 ? kCluster - 1 : 1];
-#pragma unroll
-  for (int d = 1; d < kCluster; ++d) {
-    const std::uint32_t base = smem_addr(smem_raw);
-    peer_delta[d - 1] = cluster_addr(base, (rank + d) % kCluster) - base;
-  }
-  // Arrive on barrier `bar` of every CTA of the cluster (kCluster > 1).
-  auto arrive_everywhere = [&](std::uint64_t* bar) {
-#pragma unroll
-    for (unsigned r = 0; r < static_cast<unsigned>(kCluster); ++r) mbar_arrive_cluster(cluster_addr(smem_addr(bar), r));
-  };
+  __syncthreads();
 
   const int a_scale_row0 = m0 % 128;  // first token row of this CTA inside its 128-row scale tile
   const std::uint8_t* a_scale_rows = p.a_scale + batch * p.a_scale_batch +
@@ -719,19 +637,17 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
   // operand (two K halves of 64, each kTileM rows x 128 bytes). A warp takes 8-row groups, lanes 8 rows
   // x 4 segments, so the raw reads and the swizzled stores each hit 8 distinct 16-byte bank groups.
   // All loads of a thread come first: one warp per scheduler runs this, so their latency must overlap.
-  // Rows rank_row0 .. + kRankRows - 1 only; with kCluster > 1 each chunk goes to every CTA's slot.
-  auto dequant_tokens = [&](const std::uint8_t* raw_stage, std::uint8_t* tok, std::uint64_t* full_bar) {
+  auto dequant_tokens = [&](const std::uint8_t* raw_stage, std::uint8_t* tok) {
     const std::uint8_t* raw_a = raw_stage + S::kRawW;
     const std::uint8_t* scale_a = raw_a + S::kRawA + kScaleBytes;
     const int seg = lane >> 3;
-    constexpr int kGroups = (kRankRows / 8 + S::kProducerWarps - 1) / S::kProducerWarps;  // 8-row groups per warp
+    constexpr int kGroups = (kTileM / 8 + S::kProducerWarps - 1) / S::kProducerWarps;  // 8-row groups per warp
     uint4 raw[kGroups];
     std::uint32_t sword[kGroups];
 #pragma unroll
     for (int it = 0; it < kGroups; ++it) {
-      const int local_row = (warp + S::kProducerWarps * it) * 8 + (lane & 7);
-      const int row = rank_row0 + local_row;
-      if (local_row < kRankRows) {
+      const int row = (warp + S::kProducerWarps * it) * 8 + (lane & 7);
+      if (row < kTileM) {
         raw[it] = lds128(raw_a + row * kStageBytes + ((seg ^ ((row >> 1) & 3)) << 4));
         // scale columns 2 seg and 2 seg + 1 of this row: bytes of one word of the blocked layout
         const int srow = a_scale_row0 + row;
@@ -741,9 +657,8 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
     }
 #pragma unroll
     for (int it = 0; it < kGroups; ++it) {
-      const int local_row = (warp + S::kProducerWarps * it) * 8 + (lane & 7);
-      const int row = rank_row0 + local_row;
-      if (local_row < kRankRows) {
+      const int row = (warp + S::kProducerWarps * it) * 8 + (lane & 7);
+      if (row < kTileM) {
         // scale columns 2 seg and 2 seg + 1: adjacent bytes of the word
         const __half2 sc = two_scales_to_half2(sword[it] >> ((seg & 1) * 16));
         std::uint32_t h[4][4];
@@ -757,17 +672,7 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
           // virtual K of (word w, pair) = seg 32 + (pair / 2) 16 + (pair % 2) 8 + 2 w: words 0..3 of a
           // pair fill one 16-byte chunk
           const int c = (seg & 1) * 4 + (pair >> 1) * 2 + (pair & 1);
-          std::uint8_t* dst = dst_row + ((c ^ (row & 7)) << 4);
-          sts128(dst, h[0][pair], h[1][pair], h[2][pair], h[3][pair]);
-#pragma unroll
-          for (int d = 0; d < kCluster - 1; ++d) {
-#if NVFP4_SM90_CLUSTER_SYNC == 1
-            sts128_cluster(smem_addr(dst) + peer_delta[d], h[0][pair], h[1][pair], h[2][pair], h[3][pair]);
-#else
-            st_async_cluster(smem_addr(dst) + peer_delta[d], smem_addr(full_bar) + peer_delta[d], h[0][pair], h[1][pair],
-                             h[2][pair], h[3][pair]);
-#endif
-          }
+          sts128(dst_row + ((c ^ (row & 7)) << 4), h[0][pair], h[1][pair], h[2][pair], h[3][pair]);
         }
       }
     }
@@ -800,10 +705,9 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
       }
       std::uint8_t* raw_a = base + S::kRawW;
 #pragma unroll
-      for (int j = 0; j < (kRankRows + kRowStep - 1) / kRowStep; ++j) {
-        const int local_row = row_in + kRowStep * j;
-        const int row = rank_row0 + local_row;
-        if (local_row < kRankRows) {
+      for (int j = 0; j < (kTileM + kRowStep - 1) / kRowStep; ++j) {
+        const int row = row_in + kRowStep * j;
+        if (row < kTileM) {
           const bool ok = k_ok && (m0 + row < p.m);
           const std::uint8_t* src = ok ? a_batch + static_cast<long long>(m0 + row) * k_bytes + gk : a_batch;
           cp_async_16_prefetch(raw_a + row * kStageBytes + ((chunk ^ ((row >> 1) & 3)) << 4), src, ok ? 16 : 0);
@@ -815,8 +719,7 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
         const int which = tid >> 6;
         const int offset = (tid & 63) * 16;
         const int tile = 2 * s + (offset >> 9);
-        // a CTA past N (cluster padding) has no weight scales to read
-        const bool ok = tile < scale_tiles_per_row_block && (which == 1 || n0 < p.n);
+        const bool ok = tile < scale_tiles_per_row_block;
         const std::uint8_t* rows = which == 0 ? b_scale_rows : a_scale_rows;
         const std::uint8_t* src = ok ? rows + static_cast<long long>(2 * s) * kScaleChunk + offset : rows;
         cp_async_16(raw_a + S::kRawA + which * kScaleBytes + offset, src, ok ? 16 : 0);
@@ -831,24 +734,9 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
         // a slot's previous use (stage j - T) must be released first: the parity before this one
         if (j >= T) mbar_wait(&tok_empty[tok_pos.slot], tok_pos.phase ^ 1u);
         mbar_wait(&raw_full[read_pos.slot], read_pos.phase);
-        dequant_tokens(raw_ring + read_pos.slot * S::kRawStage, tok_ring + tok_pos.slot * S::kTokBytes,
-                       &tok_full[tok_pos.slot]);
-        if constexpr (kCluster > 1) {
-#if NVFP4_SM90_CLUSTER_SYNC == 1
-          asm volatile("fence.proxy.async.shared::cluster;\n" ::: "memory");  // generic stores -> wgmma reads
-          arrive_everywhere(&tok_full[tok_pos.slot]);
-#else
-          asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic stores -> wgmma reads
-          if (tid == 0) {
-            mbar_arrive_expect_tx(&tok_full[tok_pos.slot], (kCluster - 1) * kRankRows * kStageK * 2);
-          } else {
-            mbar_arrive(&tok_full[tok_pos.slot]);
-          }
-#endif
-        } else {
-          asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic stores -> wgmma reads
-          mbar_arrive(&tok_full[tok_pos.slot]);
-        }
+        dequant_tokens(raw_ring + read_pos.slot * S::kRawStage, tok_ring + tok_pos.slot * S::kTokBytes);
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic stores -> wgmma reads
+        mbar_arrive(&tok_full[tok_pos.slot]);
         read_pos.advance();
         tok_pos.advance();
       }
@@ -858,12 +746,6 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
         mbar_arrive_on_copies(&raw_full[load_pos.slot]);
         load_pos.advance();
       }
-    }
-    if constexpr (kCluster > 1) {
-      // the producers' last remote stores and arrivals are done; the consumers wait for this arrival
-      // before their CTA exits
-      __syncwarp();
-      cluster_arrive();
     }
   } else {
     // ---------------- consumer warpgroups ----------------
@@ -904,18 +786,7 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
         wgs[half] = *reinterpret_cast<const std::uint32_t*>(scale_b + half * kScaleChunk + sc_g);
         wg8s[half] = *reinterpret_cast<const std::uint32_t*>(scale_b + half * kScaleChunk + sc_g8);
       }
-      if constexpr (kCluster > 1) {
-#if NVFP4_SM90_CLUSTER_SYNC == 3
-        mbar_wait(&tok_full[tslot], tok_pos.phase);
-#else
-        mbar_wait_cluster(&tok_full[tslot], tok_pos.phase);
-#endif
-#if NVFP4_SM90_CLUSTER_SYNC != 1
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // peers' st.async -> wgmma reads
-#endif
-      } else {
-        mbar_wait(&tok_full[tslot], tok_pos.phase);
-      }
+      mbar_wait(&tok_full[tslot], tok_pos.phase);
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const std::uint32_t(&raw)[4] = raws[half];
@@ -958,16 +829,9 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
         // at most this k64 half's wgmmas stay in flight: the other fragment set is free again
         cute::warpgroup_wait<1>();
         if (half == 0 && s > 0) {
-          // every wgmma of stage s - 1 has completed: its token slot may be rewritten (in every CTA of
-          // the cluster: each producer writes its rows into all of them)
+          // every wgmma of stage s - 1 has completed: its token slot may be rewritten
           __syncwarp();
-          if (lane == 0) {
-            if constexpr (kCluster > 1) {
-              arrive_everywhere(&tok_empty[prev_tslot]);
-            } else {
-              mbar_arrive(&tok_empty[prev_tslot]);
-            }
-          }
+          if (lane == 0) mbar_arrive(&tok_empty[prev_tslot]);
         }
       }
       prev_tslot = tslot;
@@ -977,8 +841,6 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
     cute::warpgroup_wait<0>();
 #pragma unroll
     for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[i]);
-    // this CTA's consumers arrive on no other CTA's barrier from here on
-    if constexpr (kCluster > 1) cluster_arrive();
     // Both consumer warpgroups retired their wgmmas and ldmatrix reads; the producers finished before
     // the last stage's tokens were ready (every copy they issued was consumed). So the rings are free:
     // the FP32 tile may overwrite them. From here on only the consumers run (no CTA-wide barrier
@@ -996,26 +858,19 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParam
       }
     NamedSync<256>{}();  // the FP32 tile is complete
     finish_tile<kTileM, 256, ElementOut>(p, tile, tid - S::kProducerThreads, NamedSync<256>{});
-    // No CTA of the cluster exits while another may still arrive on its barriers.
-    if constexpr (kCluster > 1) cluster_wait();
   }
 }
 
-// Host side: the launcher and its registry hooks for one (token tile, out dtype, cluster size).
-template <int kTileM, class ElementOut, bool kWgmma, int kCluster = 1>
+// Host side: the launcher and its registry hooks for one (token tile, out dtype).
+template <int kTileM, class ElementOut, bool kWgmma>
 struct DequantGemm {
-  static_assert(kCluster == 1 || kWgmma, "clusters are a feature of the warp-specialized wgmma kernel");
   static constexpr int kStages = 4;
   using Shape = DequantGemmKernel<kTileM, kStages, ElementOut>;
 
   static int stages_total(const GemmProblem& p) { return (p.k + detail::kStageK - 1) / detail::kStageK; }
-  // Weight tiles, rounded up to whole clusters: a CTA past N still shares its token rows with its
-  // cluster (its weights read as zeros and its outputs are not written).
-  static int weight_tiles(const GemmProblem& p) {
-    const int tiles = (p.n + detail::kTileN - 1) / detail::kTileN;
-    return (tiles + kCluster - 1) / kCluster * kCluster;
+  static int tiles(const GemmProblem& p) {
+    return ((p.n + detail::kTileN - 1) / detail::kTileN) * ((p.m + kTileM - 1) / kTileM) * p.l;
   }
-  static int tiles(const GemmProblem& p) { return weight_tiles(p) * ((p.m + kTileM - 1) / kTileM) * p.l; }
 
   static LaunchStatus can_implement(const GemmProblem& p) {
     if (p.m < 1 || p.n < 1 || p.l < 1 || p.k < 32 || p.k % 32 != 0) {
@@ -1065,7 +920,7 @@ struct DequantGemm {
     }
     void (*kernel)(DequantGemmParams) = nullptr;
     if constexpr (kWgmma) {
-      kernel = ws_wgmma_kernel<kTileM, kCluster, ElementOut>;
+      kernel = ws_wgmma_kernel<kTileM, ElementOut>;
     } else {
       kernel = dequant_gemm_kernel<kTileM, kStages, ElementOut>;
     }
@@ -1075,27 +930,8 @@ struct DequantGemm {
     static const cudaError_t attribute_status =
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
     if (attribute_status != cudaSuccess) return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
-    const dim3 grid(weight_tiles(p), (p.m + kTileM - 1) / kTileM, p.l * split_k);
-    if constexpr (kCluster == 1) {
-      kernel<<<grid, threads, smem_bytes, ctx.stream>>>(params);
-    } else {
-      cudaLaunchConfig_t config{};
-      config.gridDim = grid;
-      config.blockDim = dim3(threads);
-      config.dynamicSmemBytes = smem_bytes;
-      config.stream = ctx.stream;
-      cudaLaunchAttribute attribute{};
-      attribute.id = cudaLaunchAttributeClusterDimension;
-      attribute.val.clusterDim.x = kCluster;
-      attribute.val.clusterDim.y = 1;
-      attribute.val.clusterDim.z = 1;
-      config.attrs = &attribute;
-      config.numAttrs = 1;
-      if (cudaLaunchKernelEx(&config, kernel, params) != cudaSuccess) {
-        cudaGetLastError();  // clear the launch error: the status below reports it
-        return {false, "cluster kernel launch failed"};
-      }
-    }
+    const dim3 grid((p.n + detail::kTileN - 1) / detail::kTileN, (p.m + kTileM - 1) / kTileM, p.l * split_k);
+    kernel<<<grid, threads, smem_bytes, ctx.stream>>>(params);
     if (cudaGetLastError() != cudaSuccess) return {false, "kernel launch failed"};
     return {};
   }
