@@ -25,7 +25,6 @@
 //     counter array of its own) adds them in split order and leaves the counter zero.
 #pragma once
 
-#include <cuda.h>  // CUtensorMap (the type only: the encoder is looked up through the runtime)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
@@ -61,6 +60,12 @@ __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
 __device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, int bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(bytes));
 }
+// The same with an L2 prefetch of the surrounding aligned 256 bytes: a stage reads only 64 bytes of
+// each K-major row, so the next stages' bytes of the row come in with the first one.
+__device__ __forceinline__ void cp_async_16_prefetch(void* smem, const void* gmem, int bytes) {
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem),
+               "r"(bytes));
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {
@@ -93,21 +98,6 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
       " @!done bra RETRY;\n}\n" ::"r"(smem_addr(bar)),
       "r"(parity), "n"(kSuspendHintNs)
       : "memory");
-}
-
-// Tensor-memory-access copy (the Hopper bulk tensor copy engine) of one box of a 3D tensor map
-// (byte along K, row, batch) into shared memory; its bytes complete a transaction on `bar`.
-__device__ __forceinline__ void tma_load_3d(void* smem, const CUtensorMap* map, std::uint64_t* bar, int k_byte, int row,
-                                            int batch) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
-      "[%5];\n" ::"r"(smem_addr(smem)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(k_byte), "r"(row), "r"(batch), "r"(smem_addr(bar))
-      : "memory");
-}
-// Arrive on `bar` and announce `bytes` more transaction bytes for its current phase.
-__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
 }
 
 __device__ __forceinline__ uint4 lds128(const void* p) { return *reinterpret_cast<const uint4*>(p); }
@@ -235,13 +225,8 @@ __device__ __forceinline__ float convert_out<float>(float v) { return v; }
 
 }  // namespace detail
 
-// Everything a launch needs, by value (kernel parameter; the wgmma kernel takes it __grid_constant__
-// so that its TMA instructions can address the tensor maps in parameter space).
+// Everything a launch needs, by value (kernel parameter).
 struct DequantGemmParams {
-  // wgmma kernel: the raw FP4 bytes as 3D tensors (K bytes, rows, batch), 64-byte x tile-row boxes
-  // with the 64-byte swizzle, which is the ring's layout (16-byte chunk c of row r at c ^ (r / 2 % 4)).
-  CUtensorMap a_map;
-  CUtensorMap b_map;
   const std::uint8_t* a;
   const std::uint8_t* b;
   const std::uint8_t* a_scale;
@@ -589,9 +574,6 @@ struct WsShape {
   // dequantization of a stage was the critical path with one: consumers waited on it).
   static constexpr int kProducerWarps = 8;
   static constexpr int kProducerThreads = 32 * kProducerWarps;
-  // Producer threads that copy a stage's 2 KB of scales, 16 bytes each (the last ones: thread 0
-  // issues the TMA copies).
-  static constexpr int kScaleCopyThreads = 2 * detail::kScaleBytes / 16;
   static constexpr int kThreads = kProducerThreads + 256;
   // setmaxnreg budgets (512 threads start at 128 registers): producers give registers to consumers,
   // whose accumulators and two fragment sets need them. 256 x 88 + 256 x 168 = 65536.
@@ -612,7 +594,7 @@ struct WsShape {
 };
 
 template <int kTileM, class ElementOut>
-__global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const __grid_constant__ DequantGemmParams p) {
+__global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const DequantGemmParams p) {
   using namespace detail;
   using S = WsShape<kTileM>;
   constexpr int R = S::kRawSlots;
@@ -635,7 +617,7 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const __grid_constant_
   if (tid == 0) {
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      mbar_init(&raw_full[i], S::kScaleCopyThreads + 1);  // the scale copiers' cp.async arrivals + the TMA issuer
+      mbar_init(&raw_full[i], S::kProducerThreads);  // one cp.async-tracking arrival per producer thread
       mbar_init(&raw_empty[i], 8);   // one arrival per consumer warp
     }
 #pragma unroll
@@ -699,34 +681,48 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const __grid_constant_
   if (warp < S::kProducerWarps) {
     // ---------------- producer warpgroups ----------------
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(S::kProducerRegs));
+    const int k_bytes = p.k / 2;
+    const std::uint8_t* a_batch = p.a + static_cast<long long>(batch) * p.m * k_bytes;
+    const std::uint8_t* b_batch = p.b + static_cast<long long>(batch) * p.n * k_bytes;
     const int scale_tiles_per_row_block = p.scale_cols_padded / 4;
     const std::uint8_t* b_scale_rows = p.b_scale + batch * p.b_scale_batch +
                                        static_cast<long long>(n0 / 128) * scale_tiles_per_row_block * kScaleChunk;
+    const int chunk = tid & 3;  // 16-byte chunk of a row's 64 stage bytes
+    const int row_in = tid >> 2;  // 0 .. kProducerThreads / 4 - 1
+    constexpr int kRowStep = S::kProducerThreads / 4;
 
-    // Stage `s` into raw slot `slot`: thread 0 starts the two TMA boxes (weights, tokens; rows past N
-    // or M and bytes past K arrive as zeros) and announces their bytes; the last kScaleCopyThreads
-    // producer threads copy the scales. Why TMA: the 16-byte cp.async copies cost every producer
-    // warp ~60 instructions per stage on the kernel's critical path (H200 profile, perf notes v4).
     auto load_stage = [&](int s, int slot) {
       std::uint8_t* base = raw_ring + slot * S::kRawStage;
+      const int gk = s * kStageBytes + chunk * 16;
+      const bool k_ok = gk < k_bytes;
+      // weights and tokens: rows row_in + kRowStep j, chunks XOR-swizzled by row against bank conflicts
+#pragma unroll
+      for (int j = 0; j < kTileN / kRowStep; ++j) {
+        const int row = row_in + kRowStep * j;
+        const bool ok = k_ok && (n0 + row < p.n);
+        const std::uint8_t* src = ok ? b_batch + static_cast<long long>(n0 + row) * k_bytes + gk : b_batch;
+        cp_async_16_prefetch(base + row * kStageBytes + ((chunk ^ ((row >> 1) & 3)) << 4), src, ok ? 16 : 0);
+      }
       std::uint8_t* raw_a = base + S::kRawW;
-      if (tid == 0) {
-        mbar_arrive_expect_tx(&raw_full[slot], S::kRawW + S::kRawA);
-        tma_load_3d(base, &p.b_map, &raw_full[slot], s * kStageBytes, n0, batch);
-        tma_load_3d(raw_a, &p.a_map, &raw_full[slot], s * kStageBytes, m0, batch);
+#pragma unroll
+      for (int j = 0; j < (kTileM + kRowStep - 1) / kRowStep; ++j) {
+        const int row = row_in + kRowStep * j;
+        if (row < kTileM) {
+          const bool ok = k_ok && (m0 + row < p.m);
+          const std::uint8_t* src = ok ? a_batch + static_cast<long long>(m0 + row) * k_bytes + gk : a_batch;
+          cp_async_16_prefetch(raw_a + row * kStageBytes + ((chunk ^ ((row >> 1) & 3)) << 4), src, ok ? 16 : 0);
+        }
       }
       // scales: the stage's 8 columns are 2 consecutive 512-byte tiles (the second may lie past K);
-      // the first 64 copiers take the weights' 1 KB, the other 64 the tokens'
-      const int copier = tid - (S::kProducerThreads - S::kScaleCopyThreads);
-      if (copier >= 0) {
-        const int which = copier >> 6;
-        const int offset = (copier & 63) * 16;
+      // threads 0-63 copy the weights' 1 KB, 64-127 the tokens'
+      if (tid < 128) {
+        const int which = tid >> 6;
+        const int offset = (tid & 63) * 16;
         const int tile = 2 * s + (offset >> 9);
         const bool ok = tile < scale_tiles_per_row_block;
         const std::uint8_t* rows = which == 0 ? b_scale_rows : a_scale_rows;
         const std::uint8_t* src = ok ? rows + static_cast<long long>(2 * s) * kScaleChunk + offset : rows;
         cp_async_16(raw_a + S::kRawA + which * kScaleBytes + offset, src, ok ? 16 : 0);
-        mbar_arrive_on_copies(&raw_full[slot]);
       }
     };
 
@@ -745,10 +741,9 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const __grid_constant_
         tok_pos.advance();
       }
       if (i < num_stages) {
-        if (tid == 0 || tid >= S::kProducerThreads - S::kScaleCopyThreads) {
-          if (i >= R) mbar_wait(&raw_empty[load_pos.slot], load_pos.phase ^ 1u);
-          load_stage(stage_begin + i, load_pos.slot);
-        }
+        if (i >= R) mbar_wait(&raw_empty[load_pos.slot], load_pos.phase ^ 1u);
+        load_stage(stage_begin + i, load_pos.slot);
+        mbar_arrive_on_copies(&raw_full[load_pos.slot]);
         load_pos.advance();
       }
     }
@@ -866,33 +861,7 @@ __global__ void __launch_bounds__(512, 1) ws_wgmma_kernel(const __grid_constant_
   }
 }
 
-// Host side. The tensor map of one operand's raw bytes for the wgmma kernel's TMA copies: dims (K bytes,
-// rows, batch), boxes of 64 bytes x box_rows x 1 in the 64-byte swizzle, zeros outside the tensor.
-// The driver's encoder comes through the runtime (no link against libcuda), looked up once.
-inline bool encode_raw_map(CUtensorMap* map, const void* bytes, int k_bytes, int rows, int batches, int box_rows) {
-  using Encode = decltype(&cuTensorMapEncodeTiled);
-  static const Encode encode = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) !=
-            cudaSuccess ||
-        found != cudaDriverEntryPointSuccess) {
-      return static_cast<Encode>(nullptr);
-    }
-    return reinterpret_cast<Encode>(fn);
-  }();
-  if (encode == nullptr) return false;
-  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(k_bytes), static_cast<cuuint64_t>(rows),
-                              static_cast<cuuint64_t>(batches)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(k_bytes), static_cast<cuuint64_t>(k_bytes) * rows};
-  const cuuint32_t box[3] = {static_cast<cuuint32_t>(detail::kStageBytes), static_cast<cuuint32_t>(box_rows), 1};
-  const cuuint32_t element_strides[3] = {1, 1, 1};
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void*>(bytes), dims, strides, box, element_strides,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
-
-// The launcher and its registry hooks for one (token tile, out dtype).
+// Host side: the launcher and its registry hooks for one (token tile, out dtype).
 template <int kTileM, class ElementOut, bool kWgmma>
 struct DequantGemm {
   static constexpr int kStages = 4;
@@ -951,10 +920,6 @@ struct DequantGemm {
     }
     void (*kernel)(DequantGemmParams) = nullptr;
     if constexpr (kWgmma) {
-      if (!encode_raw_map(&params.b_map, p.b, p.k / 2, p.n, p.l, detail::kTileN) ||
-          !encode_raw_map(&params.a_map, p.a, p.k / 2, p.m, p.l, kTileM)) {
-        return {false, "cuTensorMapEncodeTiled failed for the FP4 operands"};
-      }
       kernel = ws_wgmma_kernel<kTileM, ElementOut>;
     } else {
       kernel = dequant_gemm_kernel<kTileM, kStages, ElementOut>;
