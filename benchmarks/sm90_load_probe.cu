@@ -8,9 +8,11 @@
 //
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o /tmp/probe benchmarks/sm90_load_probe.cu
 //   /tmp/probe            (prints one line per shape, split and variant, then the copy ceiling)
+//   /tmp/probe general    (the second table: tokens or not, address order, rows per CTA, CTAs per SM)
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <string>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -136,6 +138,75 @@ __global__ void __launch_bounds__(512, 1)
   }
 }
 
+// The second table's kernel: kWRows weight rows and kTRows token rows per CTA (kTRows = 0: weights
+// only), cp.async only. kContig = true reads the same bytes per CTA in address order (slot i = the
+// next kSlotBytes of the CTA's contiguous rows), which tells DRAM locality apart from per-SM limits.
+// kMinBlocks = 2 lets two CTAs share an SM.
+template <int kWRows, int kTRows, int kRowBytes, int kSlots, bool kContig, int kMinBlocks>
+__global__ void __launch_bounds__(512, kMinBlocks)
+    stream_general(const std::uint8_t* __restrict__ w, const std::uint8_t* __restrict__ a, int n, int k_bytes,
+                   int split, unsigned* sink) {
+  extern __shared__ __align__(128) std::uint8_t ring[];
+  __shared__ __align__(8) std::uint64_t full[kSlots], empty[kSlots];
+  constexpr int kRowsAll = kWRows + kTRows;
+  constexpr int kSlotBytes = kRowsAll * kRowBytes;
+  constexpr int kChunks = kRowBytes / 16;
+  const int tid = threadIdx.x;
+  const int n0 = blockIdx.x * kWRows;
+  const int steps = (k_bytes + kRowBytes - 1) / kRowBytes;
+  const int s_begin = static_cast<int>(static_cast<long long>(steps) * blockIdx.z / split);
+  const int s_end = static_cast<int>(static_cast<long long>(steps) * (blockIdx.z + 1) / split);
+  if (tid == 0) {
+    for (int i = 0; i < kSlots; ++i) {
+      mbar_init(&full[i], kProducerThreads);
+      mbar_init(&empty[i], kConsumerWarps);
+    }
+  }
+  __syncthreads();
+  if (tid < kProducerThreads) {
+    for (int s = s_begin; s < s_end; ++s) {
+      const int i = s - s_begin, slot = i % kSlots;
+      if (i >= kSlots) mbar_wait(&empty[slot], ((i / kSlots) - 1) & 1);
+      std::uint8_t* base = ring + slot * kSlotBytes;
+      for (int c = tid; c < kRowsAll * kChunks; c += kProducerThreads) {
+        const int r = c / kChunks, chunk = c % kChunks;
+        const bool weight = r < kWRows;
+        const int row = weight ? r : r - kWRows;
+        const std::uint8_t* src;
+        bool ok;
+        if constexpr (kContig) {
+          // slot s holds bytes [s kRowBytes kRows, ...) of the CTA's rows taken as one block
+          const long long rows_here = weight ? kWRows : kTRows;
+          const long long off = (static_cast<long long>(s) * rows_here + row) * kRowBytes + chunk * 16;
+          ok = off < rows_here * k_bytes && (!weight || n0 < n);
+          src = weight ? w + static_cast<long long>(n0) * k_bytes + off : a + off;
+        } else {
+          const int kb = s * kRowBytes + chunk * 16;
+          ok = kb < k_bytes && (!weight || n0 + row < n);
+          src = weight ? w + static_cast<long long>(n0 + row) * k_bytes + kb : a + static_cast<long long>(row) * k_bytes + kb;
+        }
+        cp_async_16(base + r * kRowBytes + chunk * 16, ok ? src : w, ok ? 16 : 0);
+      }
+      asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(&full[slot])) : "memory");
+    }
+  } else {
+    const int ct = tid - kProducerThreads;
+    unsigned x = 0;
+    for (int s = s_begin; s < s_end; ++s) {
+      const int i = s - s_begin, slot = i % kSlots;
+      mbar_wait(&full[slot], (i / kSlots) & 1);
+      const std::uint8_t* base = ring + slot * kSlotBytes;
+      for (int j = ct; j < kSlotBytes / 16; j += 256) {
+        const uint4 v = *reinterpret_cast<const uint4*>(base + j * 16);
+        x ^= v.x ^ v.y ^ v.z ^ v.w;
+      }
+      __syncwarp();
+      if ((ct & 31) == 0) mbar_arrive(&empty[slot]);
+    }
+    atomicXor(sink, x);
+  }
+}
+
 __global__ void fill_random(std::uint32_t* p, std::size_t words, std::uint32_t seed) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < words;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
@@ -191,9 +262,25 @@ void run_variant(const Buffers& buf, int n, int k, int split) {
               kBulk ? "bulk" : "cp.async", kRowBytes, kSlots, kSmem / 1024, us, bytes / us * 1e-6);
 }
 
+template <int kWRows, int kTRows, int kRowBytes, int kSlots, bool kContig, int kMinBlocks>
+void run_general(const Buffers& buf, int n, int k, int split, const char* what) {
+  const int k_bytes = k / 2;
+  constexpr int kSmem = kSlots * (kWRows + kTRows) * kRowBytes;
+  auto kernel = stream_general<kWRows, kTRows, kRowBytes, kSlots, kContig, kMinBlocks>;
+  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  int per_sm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 512, kSmem));
+  const dim3 grid((n + kWRows - 1) / kWRows, 1, split);
+  const float us = median_us(buf, [&] { kernel<<<grid, 512, kSmem>>>(buf.w, buf.a, n, k_bytes, split, buf.sink); });
+  const double bytes = static_cast<double>(n + kTRows) * k_bytes;
+  std::printf("N=%d K=%d split %d  %-34s w%3d t%3d %3d B x %2d slots %s, %d CTA/SM, %4d CTAs  %7.2f us  %5.2f TB/s\n", n,
+              k, split, what, kWRows, kTRows, kRowBytes, kSlots, kContig ? "contig" : "rows  ", per_sm,
+              grid.x * grid.z, us, bytes / us * 1e-6);
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
@@ -212,7 +299,25 @@ int main() {
   };
   const Case cases[] = {{7168, 16384, 2}, {7168, 16384, 1}, {7168, 16384, 4}, {4096, 7168, 4},
                         {4096, 7168, 2},  {7168, 2048, 1},  {7168, 2048, 2}};
+  // `probe general`: the second table only (what limits the load path)
+  const bool general_only = argc > 1 && std::string(argv[1]) == "general";
+  if (general_only) {
+    const Case general[] = {{7168, 16384, 2}, {7168, 7168, 2}, {7168, 7168, 4}};
+    for (const Case& c : general) {
+      run_general<128, 128, 64, 6, false, 1>(buf, c.n, c.k, c.split, "kernel today (tile 128)");
+      run_general<128, 0, 64, 6, false, 1>(buf, c.n, c.k, c.split, "weights only");
+      run_general<128, 128, 64, 6, true, 1>(buf, c.n, c.k, c.split, "same bytes, address order");
+      run_general<128, 0, 64, 6, true, 1>(buf, c.n, c.k, c.split, "weights only, address order");
+      run_general<128, 16, 64, 8, false, 1>(buf, c.n, c.k, c.split, "decode tile (16 tokens)");
+      run_general<128, 16, 128, 8, false, 1>(buf, c.n, c.k, c.split, "decode tile, 128 B rows");
+      run_general<128, 16, 256, 6, false, 1>(buf, c.n, c.k, c.split, "decode tile, 256 B rows");
+      run_general<64, 16, 64, 8, false, 2>(buf, c.n, c.k, c.split, "64 weight rows, 2 CTAs/SM");
+      run_general<64, 16, 128, 8, false, 2>(buf, c.n, c.k, c.split, "64 rows, 128 B, 2 CTAs/SM");
+      run_general<128, 0, 64, 6, false, 2>(buf, c.n, c.k, c.split, "weights only, 2 CTAs/SM");
+    }
+  }
   for (const Case& c : cases) {
+    if (general_only) break;
     run_variant<64, 6, false>(buf, c.n, c.k, c.split);   // the kernel today
     run_variant<64, 12, false>(buf, c.n, c.k, c.split);
     run_variant<128, 6, false>(buf, c.n, c.k, c.split);
