@@ -35,8 +35,8 @@ def _sm100_kernel(config, out_dtype: str) -> str:
 
 def _sm90_kernel(config, out_dtype: str) -> str:
     element = {"float16": "__half", "bfloat16": "__nv_bfloat16", "float32": "float"}[out_dtype]
-    wgmma = "true" if config.mma == "wgmma" else "false"
-    return f"sm90::DequantGemm<{config.tile[0]}, {element}, /*kWgmma=*/{wgmma}>"
+    kind = {"mma_sync": "kMmaSync", "wgmma": "kWgmma", "direct": "kDirect"}[config.mma]
+    return f"sm90::DequantGemm<{config.tile[0]}, {element}, sm90::Kind::{kind}>"
 
 
 # Per family: the --cuda-archs entries that compile it, its headers, and its kernel template.

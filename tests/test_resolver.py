@@ -81,12 +81,20 @@ def hopper_resolution(m, n, k, l=1):
 
 @pytest.mark.parametrize(
     "m,k,tile",
-    [(1, 4096, 16), (16, 4096, 16), (17, 4096, 32), (64, 4096, 64), (65, 4096, 128), (128, 4096, 128),
+    [(17, 4096, 32), (64, 4096, 64), (65, 4096, 128), (128, 4096, 128),
      (2304, 4096, 128), (65, 2048, 64), (128, 2048, 64), (2304, 2048, 64)],
 )
 def test_hopper_token_tile_is_the_smallest_covering_m_up_to_128_or_64_for_short_k(m, k, tile):
     config = hopper_resolution(m, 4096, k).config
     assert config.tile[0] == tile and config.mma == "wgmma"
+
+
+@pytest.mark.parametrize("m", [1, 7, 16])
+def test_hopper_decode_takes_the_direct_kernel(m):
+    resolution = hopper_resolution(m, 7168, 7168)
+    assert resolution.config.mma == "direct" and "direct decode kernel" in resolution.reason
+    # 56 tiles of 128 x 16, 2 CTAs per SM on 132 SMs -> 264 // 56 = 4 splits (the measured best)
+    assert resolution.split_k == 4
 
 
 def test_hopper_split_k_model():
@@ -97,8 +105,8 @@ def test_hopper_split_k_model():
     assert hopper_resolution(128, 7168, 256).split_k == 1
     # enough tiles to fill the GPU: no split
     assert hopper_resolution(2304, 4608, 7168).split_k == 1
-    # 1 x 7168 x 7168: 56 tiles of 128 x 16, 1 CTA per SM -> 132 // 56 = 2 splits
-    assert hopper_resolution(1, 7168, 7168).split_k == 2
+    # 17 x 7168 x 7168: 56 tiles of 128 x 32, 1 CTA per SM -> 132 // 56 = 2 splits
+    assert hopper_resolution(17, 7168, 7168).split_k == 2
 
 
 def test_pinned_config_is_checked():

@@ -100,13 +100,19 @@ def test_hopper_kernels_use_fp16_tensor_cores(sass_by_function):
     # every __global__ of namespace nvfp4_gemm::sm90 (the mma.sync and the warp-specialized wgmma kernel)
     kernels = {name: body for (arch, name), body in sass_by_function.items() if arch == "sm_90a" and "nvfp4_gemm4sm90" in name}
     assert len(kernels) == len(mma)
-    # wgmma kernels show HGMMA (fp16 in, FP32 accumulate), mma.sync kernels HMMA.16816.F32; both read
-    # their operands through cp.async and ldmatrix
+    # wgmma kernels show HGMMA (fp16 in, FP32 accumulate), mma.sync kernels HMMA.16816.F32; the
+    # pipelined ones read their operands through cp.async and ldmatrix, the direct decode kernel
+    # straight from global memory into registers (no shared-memory staging of the operands)
     hgmma = [name for name, body in kernels.items() if re.search(r"\bHGMMA\.64x\d+x16\.F32\b", body)]
     hmma = [name for name, body in kernels.items() if re.search(r"\bHMMA\.16816\.F32\b", body)]
-    assert len(hgmma) == mma.count("wgmma") and len(hmma) == mma.count("mma_sync")
+    assert len(hgmma) == mma.count("wgmma") and len(hmma) == mma.count("mma_sync") + mma.count("direct")
     assert not set(hgmma) & set(hmma)
+    direct = [name for name in kernels if "direct_decode_kernel" in name]
+    assert len(direct) == mma.count("direct")
     for name, body in kernels.items():
-        assert "LDSM" in body and "LDGSTS" in body, f"{name[:80]}... lacks ldmatrix or cp.async"
+        if name in direct:
+            assert re.search(r"\bLDG\.E(\.\w+)*\.64\b", body) and "LDGSTS" not in body, f"{name[:80]}... is not direct"
+        else:
+            assert "LDSM" in body and "LDGSTS" in body, f"{name[:80]}... lacks ldmatrix or cp.async"
     for name in hgmma:  # the warp-specialized pipeline hands stages over through mbarriers
         assert "SYNCS" in kernels[name], f"{name[:80]}... lacks mbarrier operations"

@@ -48,9 +48,12 @@ SPLIT_K_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16)
 # N = 128 weight rows, K = 128-element pipeline stages; split-K chosen at run time; the MMA
 # instruction is mma.sync (m16n8k16) or wgmma (m64nNk16, N = tile M).
 _SM90_TILE_M = (16, 32, 64, 128)
-_SM90_MMA = ("mma_sync", "wgmma")
+_SM90_MMA = ("mma_sync", "wgmma", "direct")
 _SM90_TILE_N = (128,)
 _SM90_TILE_K = (128,)
+# mma = "direct": decode kernel, mma.sync fed straight from global memory; 16 tokens x 128 weight
+# rows per CTA, K in chunks of 64 (its split-K unit)
+_SM90_DIRECT_TILE = (16, 128, 64)
 
 _TABLE_NAME = "configs.toml"
 
@@ -137,7 +140,7 @@ def _config_name(
     family: str, tile: tuple[int, int, int], cluster: tuple[int, int], mma: str, scheduler: str, swap_ab: bool
 ) -> str:
     if family == "sm90":
-        kind = "wgmma" if mma == "wgmma" else "dequant"
+        kind = {"wgmma": "wgmma", "direct": "direct"}.get(mma, "dequant")
         return f"sm90_{kind}_{tile[0]}x{tile[1]}x{tile[2]}_splitk"
     sms = _SM100_TILE_M.get(tile[0], "?sm")
     name = f"{family}_{sms}_{tile[0]}x{tile[1]}x{tile[2]}_c{cluster[0]}x{cluster[1]}"
@@ -168,7 +171,10 @@ def _check_row(row: dict, index: int) -> Config:
         if tile[0] == 256 and cluster[0] % 2:
             raise ValueError(f"{where}: a 2SM tile (M=256) needs an even cluster M, got {cluster[0]}")
     else:
-        if tile[0] not in _SM90_TILE_M or tile[1] not in _SM90_TILE_N or tile[2] not in _SM90_TILE_K:
+        if row.get("mma") == "direct":
+            if tuple(tile) != _SM90_DIRECT_TILE:
+                raise ValueError(f"{where}: the direct sm90 kernel's tile is {list(_SM90_DIRECT_TILE)}, got {list(tile)}")
+        elif tile[0] not in _SM90_TILE_M or tile[1] not in _SM90_TILE_N or tile[2] not in _SM90_TILE_K:
             raise ValueError(
                 f"{where}: sm90 tile must be M in {_SM90_TILE_M}, N in {_SM90_TILE_N}, K in {_SM90_TILE_K}; "
                 f"got {list(tile)}"

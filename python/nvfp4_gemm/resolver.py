@@ -35,11 +35,12 @@ _MODEL_SM_COUNT = {10: 148, 9: 132}
 
 # sm90 split-K model (csrc/include/nvfp4_gemm/sm90/dequant_gemm.cuh):
 #   * resident CTAs per SM: mma.sync kernel __launch_bounds__(256, 2) and <= 104 KB of shared memory
-#     per CTA -> 2; warp-specialized wgmma kernel __launch_bounds__(384, 1), up to 208 KB -> 1;
-#   * a split should fill the pipeline, so it gets at least 4 K stages of 128.
-_SM90_CTAS_PER_SM = {"mma_sync": 2, "wgmma": 1}
+#     per CTA -> 2; warp-specialized wgmma kernel __launch_bounds__(512, 1), up to 208 KB -> 1;
+#     direct decode kernel __launch_bounds__(256, 2) -> 2;
+#   * a split should fill the pipeline, so it gets at least 4 K units (stages of 128, or the direct
+#     kernel's chunks of 64: the chunks it keeps in flight).
+_SM90_CTAS_PER_SM = {"mma_sync": 2, "wgmma": 1, "direct": 2}
 _SM90_MIN_STAGES_PER_SPLIT = 4
-_SM90_STAGE_K = 128
 _SM90_LARGEST_USEFUL_TOKEN_TILE = 128
 # Below this K the 128-token tile leaves too few K stages per CTA to fill its pipeline: 64 instead.
 _SM90_LONG_K = 4096
@@ -140,7 +141,7 @@ def resolve(
 
 def _sm90_split_k(config: Config, m: int, n: int, k: int, l: int, sm_count: int) -> tuple[int, str]:
     tiles = -(-n // config.tile[1]) * -(-m // config.tile[0]) * l
-    stages = -(-k // _SM90_STAGE_K)
+    stages = -(-k // config.tile[2])  # the kernel's split-K unit: a 128-K stage, or a 64-K chunk (direct)
     ctas_per_sm = _SM90_CTAS_PER_SM[config.mma]
     slots = ctas_per_sm * sm_count
     split_k = max(1, min(stages // _SM90_MIN_STAGES_PER_SPLIT, slots // tiles))
@@ -181,6 +182,13 @@ def _pick(
         # (20.2 vs 25.8: a 128-tile CTA gets too few K stages); at M = 64 the 64 tile. Below that the
         # smallest tile covering M wins (every CTA dequantizes its whole token slice again). The
         # tuned table corrects where measured.
+        # Decode (M <= 16): the direct kernel, measured on the H200 on 2026-11-22 (docs/perf_notes.md
+        # "Hopper v5") at its model split against the best wgmma config: 22.6 vs 27.7 us at
+        # 1x7168x7168, 24.7 vs 28.7 at 16x7168x7168, 18.5 vs 19.6 at 16x4096x7168, 41.6 vs 57.6 at
+        # 8x7168x16384.
+        direct = [c for c in supported if c.mma == "direct" and m <= c.tile[0]]
+        if direct:
+            return direct[0], f"direct decode kernel: M = {m} <= {direct[0].tile[0]} tokens"
         largest = _SM90_LARGEST_USEFUL_TOKEN_TILE if k >= _SM90_LONG_K else 64
         wanted = min(m, largest)
         pool = [c for c in supported if c.mma == "wgmma"] or supported
