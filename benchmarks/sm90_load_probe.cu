@@ -65,76 +65,71 @@ __device__ __forceinline__ void bulk_copy(void* dst, const void* src, unsigned b
                : "memory");
 }
 
-// grid = (N / 128, 1, split); block = 256 producer threads + 8 consumer warps. Each CTA streams its
-// 128 weight rows and the 128 token rows over its share of K, kRowBytes per row per slot.
-template <int kRowBytes, int kSlots, bool kBulk>
+// Both ring kernels: this CTA's share [x, y) of `steps` slot fills (split along gridDim.z), after its
+// barriers are initialized (full: one arrival per producer thread; empty: one per consumer warp).
+template <int kSlots>
+__device__ int2 ring_setup(int steps, int split, std::uint64_t* full, std::uint64_t* empty) {
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < kSlots; ++i) {
+      mbar_init(&full[i], kProducerThreads);
+      mbar_init(&empty[i], kConsumerWarps);
+    }
+  }
+  __syncthreads();
+  return make_int2(static_cast<int>(static_cast<long long>(steps) * blockIdx.z / split),
+                   static_cast<int>(static_cast<long long>(steps) * (blockIdx.z + 1) / split));
+}
+
+// The consumer warps of both ring kernels: read every byte of each landed slot, release it.
+template <int kSlots>
+__device__ void consume_slots(const std::uint8_t* ring, int slot_bytes, std::uint64_t* full, std::uint64_t* empty,
+                              int steps, int ct, unsigned* sink) {
+  unsigned x = 0;
+  for (int i = 0; i < steps; ++i) {
+    const int slot = i % kSlots;
+    mbar_wait(&full[slot], (i / kSlots) & 1);
+    const std::uint8_t* base = ring + slot * slot_bytes;
+    for (int j = ct; j < slot_bytes / 16; j += 256) {
+      const uint4 v = *reinterpret_cast<const uint4*>(base + j * 16);
+      x ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    __syncwarp();
+    if ((ct & 31) == 0) mbar_arrive(&empty[slot]);
+  }
+  atomicXor(sink, x);
+}
+
+// First table, bulk-copy variants: grid = (N / 128, 1, split); block = 256 producer threads + 8
+// consumer warps. Producer thread r < 128 copies weight row r, thread 128 + r token row r, kRowBytes
+// per slot with one cp.async.bulk each (the cp.async variants of the table run stream_general).
+template <int kRowBytes, int kSlots>
 __global__ void __launch_bounds__(512, 1)
-    stream_rows(const std::uint8_t* __restrict__ w, const std::uint8_t* __restrict__ a, int n, int k_bytes,
-                int split, unsigned* sink) {
+    stream_rows_bulk(const std::uint8_t* __restrict__ w, const std::uint8_t* __restrict__ a, int n, int k_bytes,
+                     int split, unsigned* sink) {
   extern __shared__ __align__(128) std::uint8_t ring[];
   __shared__ __align__(8) std::uint64_t full[kSlots], empty[kSlots];
   constexpr int kSlotBytes = 2 * kRows * kRowBytes;
   const int tid = threadIdx.x;
   const int n0 = blockIdx.x * kRows;
-  const int steps = (k_bytes + kRowBytes - 1) / kRowBytes;
-  const int s_begin = static_cast<int>(static_cast<long long>(steps) * blockIdx.z / split);
-  const int s_end = static_cast<int>(static_cast<long long>(steps) * (blockIdx.z + 1) / split);
-  if (tid == 0) {
-    for (int i = 0; i < kSlots; ++i) {
-      mbar_init(&full[i], kProducerThreads);
-      mbar_init(&empty[i], kConsumerWarps);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  __syncthreads();
+  const int2 range = ring_setup<kSlots>((k_bytes + kRowBytes - 1) / kRowBytes, split, full, empty);
+  const int s_begin = range.x, s_end = range.y;
 
   if (tid < kProducerThreads) {
     for (int s = s_begin; s < s_end; ++s) {
       const int i = s - s_begin, slot = i % kSlots;
       if (i >= kSlots) mbar_wait(&empty[slot], ((i / kSlots) - 1) & 1);
-      std::uint8_t* base = ring + slot * kSlotBytes;
       const int kb = s * kRowBytes;
       const int bytes = min(kRowBytes, k_bytes - kb);
-      if constexpr (kBulk) {
-        // thread r < 128: weight row r; thread 128 + r: token row r
-        const int row = tid & (kRows - 1);
-        const bool weight = tid < kRows;
-        const bool ok = !weight || n0 + row < n;
-        const std::uint8_t* src = weight ? w + static_cast<long long>(n0 + row) * k_bytes + kb
-                                         : a + static_cast<long long>(row) * k_bytes + kb;
-        mbar_arrive_expect_tx(&full[slot], ok ? bytes : 0);
-        if (ok) bulk_copy(base + tid * kRowBytes, src, bytes, &full[slot]);
-      } else {
-        constexpr int kChunks = kRowBytes / 16;
-        for (int c = tid; c < 2 * kRows * kChunks; c += kProducerThreads) {
-          const int r = c / kChunks, chunk = c % kChunks;
-          const int row = r & (kRows - 1);
-          const bool weight = r < kRows;
-          const int off = chunk * 16;
-          const bool ok = off < bytes && (!weight || n0 + row < n);
-          const std::uint8_t* src = weight ? w + static_cast<long long>(n0 + row) * k_bytes + kb + off
-                                           : a + static_cast<long long>(row) * k_bytes + kb + off;
-          cp_async_16(base + r * kRowBytes + off, ok ? src : w, ok ? 16 : 0);
-        }
-        asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(&full[slot])) : "memory");
-      }
+      const int row = tid & (kRows - 1);
+      const bool weight = tid < kRows;
+      const bool ok = !weight || n0 + row < n;
+      const std::uint8_t* src = weight ? w + static_cast<long long>(n0 + row) * k_bytes + kb
+                                       : a + static_cast<long long>(row) * k_bytes + kb;
+      mbar_arrive_expect_tx(&full[slot], ok ? bytes : 0);
+      if (ok) bulk_copy(ring + slot * kSlotBytes + tid * kRowBytes, src, bytes, &full[slot]);
     }
   } else {
-    const int ct = tid - kProducerThreads;
-    unsigned x = 0;
-    for (int s = s_begin; s < s_end; ++s) {
-      const int i = s - s_begin, slot = i % kSlots;
-      mbar_wait(&full[slot], (i / kSlots) & 1);
-      const std::uint8_t* base = ring + slot * kSlotBytes;
-#pragma unroll
-      for (int j = 0; j < kSlotBytes / 16 / 256; ++j) {
-        const uint4 v = *reinterpret_cast<const uint4*>(base + (j * 256 + ct) * 16);
-        x ^= v.x ^ v.y ^ v.z ^ v.w;
-      }
-      __syncwarp();
-      if ((ct & 31) == 0) mbar_arrive(&empty[slot]);
-    }
-    atomicXor(sink, x);
+    consume_slots<kSlots>(ring, kSlotBytes, full, empty, s_end - s_begin, tid - kProducerThreads, sink);
   }
 }
 
@@ -153,16 +148,8 @@ __global__ void __launch_bounds__(512, kMinBlocks)
   constexpr int kChunks = kRowBytes / 16;
   const int tid = threadIdx.x;
   const int n0 = blockIdx.x * kWRows;
-  const int steps = (k_bytes + kRowBytes - 1) / kRowBytes;
-  const int s_begin = static_cast<int>(static_cast<long long>(steps) * blockIdx.z / split);
-  const int s_end = static_cast<int>(static_cast<long long>(steps) * (blockIdx.z + 1) / split);
-  if (tid == 0) {
-    for (int i = 0; i < kSlots; ++i) {
-      mbar_init(&full[i], kProducerThreads);
-      mbar_init(&empty[i], kConsumerWarps);
-    }
-  }
-  __syncthreads();
+  const int2 range = ring_setup<kSlots>((k_bytes + kRowBytes - 1) / kRowBytes, split, full, empty);
+  const int s_begin = range.x, s_end = range.y;
   if (tid < kProducerThreads) {
     for (int s = s_begin; s < s_end; ++s) {
       const int i = s - s_begin, slot = i % kSlots;
@@ -190,20 +177,7 @@ __global__ void __launch_bounds__(512, kMinBlocks)
       asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(&full[slot])) : "memory");
     }
   } else {
-    const int ct = tid - kProducerThreads;
-    unsigned x = 0;
-    for (int s = s_begin; s < s_end; ++s) {
-      const int i = s - s_begin, slot = i % kSlots;
-      mbar_wait(&full[slot], (i / kSlots) & 1);
-      const std::uint8_t* base = ring + slot * kSlotBytes;
-      for (int j = ct; j < kSlotBytes / 16; j += 256) {
-        const uint4 v = *reinterpret_cast<const uint4*>(base + j * 16);
-        x ^= v.x ^ v.y ^ v.z ^ v.w;
-      }
-      __syncwarp();
-      if ((ct & 31) == 0) mbar_arrive(&empty[slot]);
-    }
-    atomicXor(sink, x);
+    consume_slots<kSlots>(ring, kSlotBytes, full, empty, s_end - s_begin, tid - kProducerThreads, sink);
   }
 }
 
@@ -279,17 +253,17 @@ float median_us(const Buffers& buf, Launch launch, int iters = 30) {
   return t[t.size() / 2];
 }
 
-template <int kRowBytes, int kSlots, bool kBulk>
-void run_variant(const Buffers& buf, int n, int k, int split) {
+template <int kRowBytes, int kSlots>
+void run_bulk(const Buffers& buf, int n, int k, int split) {
   const int k_bytes = k / 2;
   constexpr int kSmem = kSlots * 2 * kRows * kRowBytes;
-  auto kernel = stream_rows<kRowBytes, kSlots, kBulk>;
+  auto kernel = stream_rows_bulk<kRowBytes, kSlots>;
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   const dim3 grid((n + kRows - 1) / kRows, 1, split);
   const float us = median_us(buf, [&] { kernel<<<grid, 512, kSmem>>>(buf.w, buf.a, n, k_bytes, split, buf.sink); });
   const double bytes = static_cast<double>(n + kRows) * k_bytes;  // each byte once from DRAM
-  std::printf("128x%dx%d split %d  %-9s %3d B/row/slot %2d slots (%3d KB)  %7.2f us  %5.2f TB/s\n", n, k, split,
-              kBulk ? "bulk" : "cp.async", kRowBytes, kSlots, kSmem / 1024, us, bytes / us * 1e-6);
+  std::printf("N=%d K=%d split %d  bulk copy per row, %3d B/row/slot %2d slots (%3d KB)  %7.2f us  %5.2f TB/s\n", n,
+              k, split, kRowBytes, kSlots, kSmem / 1024, us, bytes / us * 1e-6);
 }
 
 template <int kWRows, int kTRows, int kRowBytes, int kSlots, bool kContig, int kMinBlocks>
@@ -371,15 +345,15 @@ int main(int argc, char** argv) {
   }
   for (const Case& c : cases) {
     if (general_only) break;
-    run_variant<64, 6, false>(buf, c.n, c.k, c.split);   // the kernel today
-    run_variant<64, 12, false>(buf, c.n, c.k, c.split);
-    run_variant<128, 6, false>(buf, c.n, c.k, c.split);
-    run_variant<256, 3, false>(buf, c.n, c.k, c.split);
-    run_variant<64, 6, true>(buf, c.n, c.k, c.split);
-    run_variant<64, 12, true>(buf, c.n, c.k, c.split);
-    run_variant<128, 3, true>(buf, c.n, c.k, c.split);
-    run_variant<128, 6, true>(buf, c.n, c.k, c.split);
-    run_variant<256, 3, true>(buf, c.n, c.k, c.split);
+    run_general<128, 128, 64, 6, false, 1>(buf, c.n, c.k, c.split, "cp.async (the kernel today)");
+    run_general<128, 128, 64, 12, false, 1>(buf, c.n, c.k, c.split, "cp.async");
+    run_general<128, 128, 128, 6, false, 1>(buf, c.n, c.k, c.split, "cp.async");
+    run_general<128, 128, 256, 3, false, 1>(buf, c.n, c.k, c.split, "cp.async");
+    run_bulk<64, 6>(buf, c.n, c.k, c.split);
+    run_bulk<64, 12>(buf, c.n, c.k, c.split);
+    run_bulk<128, 3>(buf, c.n, c.k, c.split);
+    run_bulk<128, 6>(buf, c.n, c.k, c.split);
+    run_bulk<256, 3>(buf, c.n, c.k, c.split);
   }
   // The copy ceiling of the same run: bytes read + bytes written by a 1 GiB device-to-device copy.
   std::uint8_t *src, *dst;

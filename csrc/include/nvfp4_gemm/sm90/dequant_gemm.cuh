@@ -988,27 +988,19 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
           dequant8(wv[u][r].x, sc2, wh[r][0]);
           dequant8(wv[u][r].y, sc2, wh[r][1]);
         }
-        const std::uint32_t* rec0 = tokens + (((chunk - b0) * 16 + g) * 4 + t) * direct::kRecordWords;
-        const uint4 b_lo = *reinterpret_cast<const uint4*>(rec0), b_hi = *reinterpret_cast<const uint4*>(rec0 + 4);
-        const std::uint32_t b0f[8] = {b_lo.x, b_lo.y, b_lo.z, b_lo.w, b_hi.x, b_hi.y, b_hi.z, b_hi.w};
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          // k16 step j: pairs 2j, 2j + 1 of the sequence (word 0 pairs 0-3, word 1 pairs 4-7)
-          const int word = j >> 1, pair = (j & 1) * 2;
-          const std::uint32_t a_frag[4] = {wh[0][word][pair], wh[1][word][pair], wh[0][word][pair + 1],
-                                           wh[1][word][pair + 1]};
-          mma_f16(acc[0], a_frag, b0f[2 * j], b0f[2 * j + 1]);
-        }
-        if (two_token_tiles) {
-          const std::uint32_t* rec8 = rec0 + 8 * 4 * direct::kRecordWords;  // token g + 8
-          const uint4 c_lo = *reinterpret_cast<const uint4*>(rec8), c_hi = *reinterpret_cast<const uint4*>(rec8 + 4);
-          const std::uint32_t b8f[8] = {c_lo.x, c_lo.y, c_lo.z, c_lo.w, c_hi.x, c_hi.y, c_hi.z, c_hi.w};
+        for (int nt = 0; nt < 2; ++nt) {  // token tiles g and g + 8
+          if (nt == 1 && !two_token_tiles) break;
+          const std::uint32_t* rec = tokens + (((chunk - b0) * 16 + g + 8 * nt) * 4 + t) * direct::kRecordWords;
+          const uint4 lo = *reinterpret_cast<const uint4*>(rec), hi = *reinterpret_cast<const uint4*>(rec + 4);
+          const std::uint32_t bf[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
+            // k16 step j: pairs 2j, 2j + 1 of the sequence (word 0 pairs 0-3, word 1 pairs 4-7)
             const int word = j >> 1, pair = (j & 1) * 2;
             const std::uint32_t a_frag[4] = {wh[0][word][pair], wh[1][word][pair], wh[0][word][pair + 1],
                                              wh[1][word][pair + 1]};
-            mma_f16(acc[1], a_frag, b8f[2 * j], b8f[2 * j + 1]);
+            mma_f16(acc[nt], a_frag, bf[2 * j], bf[2 * j + 1]);
           }
         }
       }
