@@ -160,6 +160,7 @@ def _check_row(row: dict, index: int) -> Config:
     cluster = tuple(int(x) for x in row["cluster"])
     if len(tile) != 3 or len(cluster) != 2:
         raise ValueError(f"{where}: tile is [M, N, K] and cluster is [M, N]")
+    mma = row.get("mma", "tcgen05" if family == "sm100" else "mma_sync")
     if family == "sm100":
         if tile[0] not in _SM100_TILE_M or tile[1] not in _SM100_TILE_N or tile[2] not in _SM100_TILE_K:
             raise ValueError(
@@ -171,7 +172,7 @@ def _check_row(row: dict, index: int) -> Config:
         if tile[0] == 256 and cluster[0] % 2:
             raise ValueError(f"{where}: a 2SM tile (M=256) needs an even cluster M, got {cluster[0]}")
     else:
-        if row.get("mma") == "direct":
+        if mma == "direct":
             if tuple(tile) != _SM90_DIRECT_TILE:
                 raise ValueError(f"{where}: the direct sm90 kernel's tile is {list(_SM90_DIRECT_TILE)}, got {list(tile)}")
         elif tile[0] not in _SM90_TILE_M or tile[1] not in _SM90_TILE_N or tile[2] not in _SM90_TILE_K:
@@ -181,7 +182,6 @@ def _check_row(row: dict, index: int) -> Config:
             )
         if cluster != (1, 1):
             raise ValueError(f"{where}: the sm90 kernel uses no clusters: cluster must be [1, 1]")
-    mma = row.get("mma", "tcgen05" if family == "sm100" else "mma_sync")
     if family == "sm90" and mma not in _SM90_MMA:
         raise ValueError(f"{where}: sm90 mma must be one of {_SM90_MMA}, got {mma!r}")
     if family == "sm100" and mma != "tcgen05":
