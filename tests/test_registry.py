@@ -54,6 +54,14 @@ def test_lookup_is_by_name_and_unknown_names_fail():
             {"family": "sm90", "tile": [16, 128, 128], "swap_ab": True, "name": "sm90_dequant_16x128x128_splitk"},
             "scheduler and swap_ab are sm100 options",
         ),
+        (
+            {"family": "sm90", "tile": [16, 128, 128], "mma": "direct", "name": "sm90_direct_16x128x128_splitk"},
+            "the direct sm90 kernel's tile is",
+        ),
+        (
+            {"family": "sm90", "tile": [16, 128, 64], "mma": "wgmma", "name": "sm90_wgmma_16x128x64_splitk"},
+            "sm90 tile must be M in",
+        ),
     ],
 )
 def test_table_loader_rejects_bad_rows(tmp_path, row, message):
