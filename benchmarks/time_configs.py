@@ -10,9 +10,8 @@ import sys
 
 import torch
 
-from nvfp4_gemm import gemm
-from nvfp4_gemm.testing import check_against_reference, random_operands
-from nvfp4_gemm.timing import time_cuda
+from nvfp4_gemm.testing import random_operands
+from nvfp4_gemm.tune import verify_and_time
 
 
 def main(argv: list[str]) -> int:
@@ -26,15 +25,12 @@ def main(argv: list[str]) -> int:
     for pair in argv[1:]:
         name, _, split = pair.partition(":")
         split_k = int(split or 1)
-        out.fill_(float("nan"))
-        gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out, config=name, split_k=split_k)
-        passed, summary = check_against_reference(out, ops, roundings=k // 16 + k // 128 + 2)
-        if not passed:
+        us, summary = verify_and_time(ops, out, name, split_k)
+        if us is None:
             print(f"{m}x{n}x{k} {name} split_k={split_k}: FAILED verification ({summary})")
             failed += 1
-            continue
-        timing = time_cuda(lambda: gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out, config=name, split_k=split_k))
-        print(f"{m}x{n}x{k} {name} split_k={split_k}: {timing.median_us:.2f} us")
+        else:
+            print(f"{m}x{n}x{k} {name} split_k={split_k}: {us:.2f} us")
     return 1 if failed else 0
 
 

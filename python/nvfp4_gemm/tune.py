@@ -22,7 +22,7 @@ from .resolver import TUNED_TABLE_SCHEMA, candidates, m_bucket
 from .testing import check_against_reference, random_operands
 from .timing import time_cuda
 
-__all__ = ["tune", "environment"]
+__all__ = ["tune", "environment", "verify_and_time"]
 
 
 def environment() -> dict:
@@ -44,6 +44,20 @@ def environment() -> dict:
         "package": __version__,
         "date": datetime.date.today().isoformat(),
     }
+
+
+def verify_and_time(ops, out: torch.Tensor, config: str, split_k: int, *, iters: int = 100) -> tuple[Optional[float], str]:
+    """Run one (config, split_k) into `out` (poisoned first), verify it against the exact reference,
+    and time it (median us, L2 flushed) only if it passed: (us or None, the verification summary)."""
+    k = ops.a.shape[-1] * 2  # FP4 elements per row
+    out.fill_(float("nan"))
+    gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out, config=config, split_k=split_k)
+    passed, summary = check_against_reference(out, ops, roundings=k // 16 + k // 128 + 2)
+    if not passed:
+        return None, summary
+    timing = time_cuda(lambda: gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out, config=config, split_k=split_k),
+                       iters=iters)
+    return timing.median_us, summary
 
 
 def tune(
@@ -69,16 +83,10 @@ def tune(
         ]
         measured = []
         for number, (config, split) in enumerate(pairs, start=1):
-            out.fill_(float("nan"))
-            gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out, config=config.name, split_k=split)
-            passed, summary = check_against_reference(out, ops, roundings=k // 16 + k // 128 + 2)
-            if not passed:
+            us, summary = verify_and_time(ops, out, config.name, split, iters=iters)
+            if us is None:
                 progress(f"FAILED verification: {m}x{n}x{k} {config.name} split_k={split} ({summary}); not a candidate")
                 continue
-            us = time_cuda(
-                lambda: gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out, config=config.name, split_k=split),
-                iters=iters,
-            ).median_us
             measured.append({"config": config.name, "split_k": split, "us": round(us, 3)})
             progress(f"  [{index + 1}/{len(shapes)} {m}x{n}x{k}] {number}/{len(pairs)} {config.name} split_k={split}: {us:.2f} us")
         if not measured:
