@@ -49,6 +49,11 @@ SPLIT_K_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16)
 # instruction is mma.sync (m16n8k16) or wgmma (m64nNk16, N = tile M).
 _SM90_TILE_M = (16, 32, 64, 128)
 _SM90_MMA = ("mma_sync", "wgmma", "direct")
+# Where the sm90 wgmma kernels dequantize the tokens: "in_cta" (every CTA again, from the raw FP4 in
+# its pipeline) or "prepass" (once per call into an fp16 workspace the GEMM copies from; token tiles
+# 64, 128 or 256).
+_SM90_TOKENS = ("in_cta", "prepass")
+_SM90_PREPASS_TILE_M = (64, 128, 256)
 _SM90_TILE_N = (128,)
 _SM90_TILE_K = (128,)
 # mma = "direct": decode kernel, mma.sync fed straight from global memory; 16 tokens x 128 weight
@@ -70,6 +75,7 @@ class Config:
     mma: str = "tcgen05"  # sm100: tcgen05 block-scaled MMA; sm90: "mma_sync" or "wgmma"
     scheduler: str = "data_parallel"  # sm100: "data_parallel" or "stream_k"
     swap_ab: bool = False  # sm100: weights are the MMA's M operand, tokens its N (for small M)
+    tokens: str = "in_cta"  # sm90 wgmma: "in_cta" or "prepass" (see _SM90_TOKENS)
 
     @property
     def sm_major(self) -> int:
@@ -137,11 +143,18 @@ def shape_rule_violation(m: int, n: int, k: int, l: int, out_dtype: str) -> Opti
 
 
 def _config_name(
-    family: str, tile: tuple[int, int, int], cluster: tuple[int, int], mma: str, scheduler: str, swap_ab: bool
+    family: str,
+    tile: tuple[int, int, int],
+    cluster: tuple[int, int],
+    mma: str,
+    scheduler: str,
+    swap_ab: bool,
+    tokens: str = "in_cta",
 ) -> str:
     if family == "sm90":
         kind = {"wgmma": "wgmma", "direct": "direct"}.get(mma, "dequant")
-        return f"sm90_{kind}_{tile[0]}x{tile[1]}x{tile[2]}_splitk"
+        prepass = "_prepass" if tokens == "prepass" else ""
+        return f"sm90_{kind}_{tile[0]}x{tile[1]}x{tile[2]}{prepass}_splitk"
     sms = _SM100_TILE_M.get(tile[0], "?sm")
     name = f"{family}_{sms}_{tile[0]}x{tile[1]}x{tile[2]}_c{cluster[0]}x{cluster[1]}"
     if swap_ab:
@@ -172,7 +185,16 @@ def _check_row(row: dict, index: int) -> Config:
         if tile[0] == 256 and cluster[0] % 2:
             raise ValueError(f"{where}: a 2SM tile (M=256) needs an even cluster M, got {cluster[0]}")
     else:
-        if mma == "direct":
+        tokens = row.get("tokens", "in_cta")
+        if tokens not in _SM90_TOKENS:
+            raise ValueError(f"{where}: sm90 tokens must be one of {_SM90_TOKENS}, got {tokens!r}")
+        if tokens == "prepass":
+            if mma != "wgmma" or tile[0] not in _SM90_PREPASS_TILE_M or tile[1:] != (128, 128):
+                raise ValueError(
+                    f"{where}: the token prepass serves the wgmma kernel with tile M in {_SM90_PREPASS_TILE_M}, "
+                    f"N = K = 128; got mma = {mma!r}, tile {list(tile)}"
+                )
+        elif mma == "direct":
             if tuple(tile) != _SM90_DIRECT_TILE:
                 raise ValueError(f"{where}: the direct sm90 kernel's tile is {list(_SM90_DIRECT_TILE)}, got {list(tile)}")
         elif tile[0] not in _SM90_TILE_M or tile[1] not in _SM90_TILE_N or tile[2] not in _SM90_TILE_K:
@@ -190,18 +212,21 @@ def _check_row(row: dict, index: int) -> Config:
     swap_ab = row.get("swap_ab", False)
     if not isinstance(swap_ab, bool):
         raise ValueError(f"{where}: swap_ab must be true or false, got {swap_ab!r}")
+    tokens = row.get("tokens", "in_cta")
+    if family != "sm90" and "tokens" in row:
+        raise ValueError(f"{where}: tokens is an sm90 option (Blackwell reads FP4 tokens as given)")
     if family != "sm100" and (scheduler != "data_parallel" or swap_ab):
         raise ValueError(f"{where}: scheduler and swap_ab are sm100 options (the sm90 kernel has its own split-K)")
     if scheduler not in _SM100_SCHEDULERS:
         raise ValueError(f"{where}: scheduler must be one of {_SM100_SCHEDULERS}, got {scheduler!r}")
     if scheduler == "stream_k" and tile[1] in _SM100_STREAM_K_TILE_N_UNSUPPORTED:
         raise ValueError(f"{where}: CUTLASS 4.2 runs stream-K data-parallel for tile N = {tile[1]}; use another N")
-    expected = _config_name(family, tile, cluster, mma, scheduler, swap_ab)
+    expected = _config_name(family, tile, cluster, mma, scheduler, swap_ab, tokens)
     if row["name"] != expected:
         raise ValueError(f"{where}: name must say what the config is: expected {expected!r}")
     return Config(
         name=row["name"], family=family, tile=tile, cluster=cluster, why=row.get("why", ""), mma=mma,
-        scheduler=scheduler, swap_ab=swap_ab,
+        scheduler=scheduler, swap_ab=swap_ab, tokens=tokens,
     )
 
 

@@ -196,6 +196,11 @@ struct WgmmaAtom<128> {
   using type = cute::SM90::GMMA::MMA_64x128x16_F32F16F16_RS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>;
 };
 
+template <>
+struct WgmmaAtom<256> {
+  using type = cute::SM90::GMMA::MMA_64x256x16_F32F16F16_RS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>;
+};
+
 template <int N, std::size_t... I>
 __device__ __forceinline__ void wgmma_rs(const std::uint32_t (&a)[4], std::uint64_t desc_b, float* d,
                                          std::index_sequence<I...>) {
@@ -233,6 +238,7 @@ struct DequantGemmParams {
   const std::uint8_t* b_scale;
   void* out;
   const float* alpha;
+  const __half* tokens;     // prepass kernel: (l, m, k) fp16 tokens in the permuted K order (see below)
   float* partials;          // split_k > 1: [l][split][m][n] FP32
   unsigned int* counters;   // split_k > 1: one per output tile, zero between launches
   int m, n, k, l;
@@ -1022,16 +1028,268 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
   finish_tile<kTileM, direct::kThreads, ElementOut>(p, tile, tid, CtaSync{});
 }
 
-// Which of the three kernels a config runs (the config table's `mma` field).
-enum class Kind { kMmaSync, kWgmma, kDirect };
+// ---------------------------------------------------------------------------------------------
+// Token prepass + warp-specialized wgmma kernel (the `sm90_wgmma_*_prepass_splitk` configs, "Hopper v6").
+// The in-CTA kernels above dequantize every token row again in each of the N / 128 CTAs along the
+// weights, and at M = 128 that work took as many issue slots as the tensor cores had cycles
+// (perf notes, "Hopper v4"). Here the tokens are dequantized once per call by a small kernel into an
+// fp16 workspace, already in the permuted K order the weight fragments use, so the GEMM's producers
+// only copy and its consumers only dequantize weights and issue wgmma.
+//   Token workspace order: row-major (l, m, k); inside each 32-element segment, virtual position
+// 8 p + 2 w + e (p = pair 0..3, w = word 0..3, e = 0..1) holds element 8 w + p + 4 e, i.e. 16-byte
+// chunk p of the segment holds pair p of the segment's four 8-element words: exactly the chunks the
+// in-CTA kernel writes into its shared-memory B operand.
+namespace prepass {
+constexpr int kThreads = 256;
+constexpr int kSegmentK = 32;  // FP4 elements per thread: 16 raw bytes in, 64 fp16 bytes out
+}  // namespace prepass
+
+// griddepcontrol (sm_90): the prepass lets its dependent GEMM launch at once; the GEMM's producers
+// wait for the prepass's writes only before their first token copy (the weights need no wait).
+__device__ __forceinline__ void launch_dependents() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
+__device__ __forceinline__ void wait_for_prerequisites() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+
+__global__ void __launch_bounds__(prepass::kThreads) dequant_tokens_kernel(const DequantGemmParams p) {
+  using namespace detail;
+  launch_dependents();
+  const long long segments_per_row = p.k / prepass::kSegmentK;
+  const long long index = static_cast<long long>(blockIdx.x) * prepass::kThreads + threadIdx.x;
+  if (index >= static_cast<long long>(p.l) * p.m * segments_per_row) return;
+  const long long row_global = index / segments_per_row;  // l * m + row
+  const int seg = static_cast<int>(index % segments_per_row);
+  const int batch = static_cast<int>(row_global / p.m), row = static_cast<int>(row_global % p.m);
+  const uint4 raw = __ldcs(reinterpret_cast<const uint4*>(p.a + index * 16));
+  // scale columns 2 seg and 2 seg + 1: adjacent bytes of one 4-column group of the blocked layout
+  const int col = 2 * seg;
+  const std::uint8_t* scale = p.a_scale + batch * p.a_scale_batch +
+                              (static_cast<long long>(row >> 7) * (p.scale_cols_padded / 4) + (col >> 2)) * kScaleChunk +
+                              (row & 31) * 16 + ((row >> 5) & 3) * 4 + (col & 3);
+  const __half2 sc = two_scales_to_half2(*reinterpret_cast<const std::uint16_t*>(scale));
+  std::uint32_t h[4][4];
+  dequant8(raw.x, __low2half2(sc), h[0]);
+  dequant8(raw.y, __low2half2(sc), h[1]);
+  dequant8(raw.z, __high2half2(sc), h[2]);
+  dequant8(raw.w, __high2half2(sc), h[3]);
+  uint4* dst = reinterpret_cast<uint4*>(const_cast<__half*>(p.tokens) + index * prepass::kSegmentK);
+#pragma unroll
+  for (int pair = 0; pair < 4; ++pair) dst[pair] = make_uint4(h[0][pair], h[1][pair], h[2][pair], h[3][pair]);
+}
+
+// One producer warpgroup (cp.async of raw weights, scales and fp16 tokens into a kSlots-deep ring,
+// one full and one empty mbarrier per slot) and two consumer warpgroups of 64 weight rows each
+// (weights dequantized into register A fragments, two fragment sets alternating per k64 half, as in
+// ws_wgmma_kernel; tokens are the 128-byte-swizzled B operand straight from the slot).
+template <int kTileM>
+struct PrepassShape {
+  static_assert(kTileM == 64 || kTileM == 128 || kTileM == 256, "token tile is 64, 128 or 256");
+  static constexpr int kProducerThreads = 128;
+  static constexpr int kThreads = kProducerThreads + 256;
+  // setmaxnreg budgets: 384 threads start at 168 registers; 128 x 56 + 256 x 224 = 64512 <= 65536.
+  static constexpr int kProducerRegs = 56;
+  static constexpr int kConsumerRegs = 224;
+  static constexpr int kTokBytes = kTileM * detail::kStageK * 2;  // fp16 tokens of one stage, 1 KB aligned
+  static constexpr int kRawW = detail::kTileN * detail::kStageBytes;
+  static constexpr int kSlotBytes = kTokBytes + kRawW + detail::kScaleBytes;
+  static constexpr int kSlots = kTileM == 256 ? 3 : kTileM == 128 ? 5 : 8;
+  static constexpr int kEpilogueSmem = kTileM * (detail::kTileN + 4) * 4;
+  static constexpr int kMainSmem = kSlots * kSlotBytes;
+  // + 1 KB: the ring is realigned to 1024 bytes (the 128-byte swizzle's atom).
+  static constexpr int kSmemBytes = (kMainSmem > kEpilogueSmem ? kMainSmem : kEpilogueSmem) + 1024;
+  static_assert(kSmemBytes <= 227 * 1024, "shared memory");
+};
+
+template <int kTileM, class ElementOut>
+__global__ void __launch_bounds__(PrepassShape<kTileM>::kThreads, 1) prepass_wgmma_kernel(const DequantGemmParams p) {
+  using namespace detail;
+  using S = PrepassShape<kTileM>;
+  constexpr int R = S::kSlots;
+  extern __shared__ __align__(128) std::uint8_t smem_raw[];
+  __shared__ __align__(8) std::uint64_t full[R], empty[R];
+
+  const int tid = threadIdx.x;
+  const int warp = tid >> 5;
+  const int lane = tid & 31;
+  std::uint8_t* ring = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+
+  const CtaWork work = cta_work<kTileM>(p);
+  const int n0 = work.n0, m0 = work.m0, batch = work.batch;
+  const int stage_begin = work.stage_begin, num_stages = work.num_stages;
+
+  if (tid == 0) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      mbar_init(&full[i], S::kProducerThreads);  // one cp.async-tracking arrival per producer thread
+      mbar_init(&empty[i], 8);                   // one arrival per consumer warp
+    }
+  }
+  __syncthreads();
+
+  if (warp < S::kProducerThreads / 32) {
+    // ---------------- producer warpgroup ----------------
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(S::kProducerRegs));
+    const int k_bytes = p.k / 2;
+    const std::uint8_t* b_batch = p.b + static_cast<long long>(batch) * p.n * k_bytes;
+    const int scale_tiles_per_row_block = p.scale_cols_padded / 4;
+    const std::uint8_t* b_scale_rows = p.b_scale + batch * p.b_scale_batch +
+                                       static_cast<long long>(n0 / 128) * scale_tiles_per_row_block * kScaleChunk;
+    const __half* tok_batch = p.tokens + static_cast<long long>(batch) * p.m * p.k;
+
+    // Raw weights (128 rows x 64 bytes, chunks XOR-swizzled by row against ldmatrix bank conflicts)
+    // and their 1 KB of scales (the stage's 8 columns = 2 tiles of the blocked layout).
+    auto load_weights = [&](int s, int slot) {
+      std::uint8_t* base = ring + slot * S::kSlotBytes + S::kTokBytes;
+      const int chunk = tid & 3;
+      const int gk = s * kStageBytes + chunk * 16;
+      const bool k_ok = gk < k_bytes;
+#pragma unroll
+      for (int j = 0; j < kTileN / 32; ++j) {
+        const int row = (tid >> 2) + 32 * j;
+        const bool ok = k_ok && (n0 + row < p.n);
+        const std::uint8_t* src = ok ? b_batch + static_cast<long long>(n0 + row) * k_bytes + gk : b_batch;
+        cp_async_16_prefetch(base + row * kStageBytes + ((chunk ^ ((row >> 1) & 3)) << 4), src, ok ? 16 : 0);
+      }
+      if (tid < kScaleBytes / 16) {
+        const int offset = tid * 16;
+        const bool ok = 2 * s + (offset >> 9) < scale_tiles_per_row_block;
+        const std::uint8_t* src = ok ? b_scale_rows + static_cast<long long>(2 * s) * kScaleChunk + offset : b_scale_rows;
+        cp_async_16(base + S::kRawW + offset, src, ok ? 16 : 0);
+      }
+    };
+    // fp16 tokens: kTileM rows x 2 K halves x 8 chunks of 16 bytes, into the 128-byte-swizzled K-major
+    // B operand (two K halves of 64, each kTileM rows x 128 bytes). 16 threads read one row's 256 bytes.
+    auto load_tokens = [&](int s, int slot) {
+      std::uint8_t* tok = ring + slot * S::kSlotBytes;
+      const int c = tid & 15, half = c >> 3, cc = c & 7;
+      const int gk = s * kStageK + half * 64 + cc * 8;
+      const bool k_ok = gk < p.k;
+#pragma unroll 4
+      for (int j = 0; j < kTileM / 8; ++j) {
+        const int row = (tid >> 4) + 8 * j;
+        const bool ok = k_ok && (m0 + row < p.m);
+        const __half* src = ok ? tok_batch + static_cast<long long>(m0 + row) * p.k + gk : tok_batch;
+        cp_async_16(tok + half * (kTileM * 128) + row * 128 + ((cc ^ (row & 7)) << 4), src, ok ? 16 : 0);
+      }
+    };
+
+    // The first slots' weights go out before the wait for the token prepass (they do not depend on it).
+    const int prologue = num_stages < R ? num_stages : R;
+    for (int i = 0; i < prologue; ++i) load_weights(stage_begin + i, i);
+    wait_for_prerequisites();
+    RingPos<R> pos;
+    for (int i = 0; i < num_stages; ++i) {
+      if (i >= R) {
+        mbar_wait(&empty[pos.slot], pos.phase ^ 1u);  // the slot's previous use (stage i - R) released
+        load_weights(stage_begin + i, pos.slot);
+      }
+      load_tokens(stage_begin + i, pos.slot);
+      mbar_arrive_on_copies(&full[pos.slot]);
+      pos.advance();
+    }
+  } else {
+    // ---------------- consumer warpgroups ----------------
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(S::kConsumerRegs));
+    const int cw = warp - S::kProducerThreads / 32;  // 0..7: 16 weight rows each, warpgroup (cw / 4) covers 64
+    const int g = lane >> 2, t = lane & 3;
+    const int weight_row0 = cw * 16;
+    const int ld_row = weight_row0 + (lane & 7) + ((lane >> 3) & 1) * 8;  // ldmatrix source row
+    const int ld_swz = (ld_row >> 1) & 3;
+    const int row_g = weight_row0 + g, row_g8 = row_g + 8;
+    const int sc_g = (row_g & 31) * 16 + (row_g >> 5) * 4, sc_g8 = (row_g8 & 31) * 16 + (row_g8 >> 5) * 4;
+    // bytes t/2 and t/2 + 2 (scale columns of segments 2 half and 2 half + 1) of the words of rows g, g + 8
+    const std::uint32_t scale_pick = (t >> 1) * 0x1111u + 0x6420u;
+    float acc[kTileM / 2];  // wgmma m64nNk16 accumulators
+#pragma unroll
+    for (int i = 0; i < kTileM / 2; ++i) acc[i] = 0.0f;
+    std::uint32_t frag[2][4][4];  // two sets (k64 halves) x 4 k16 steps
+    // Slot descriptors differ only in the start address (bits 0-13, address / 16): computed once.
+    const std::uint64_t desc_ring = sw128_descriptor(ring);
+
+#pragma unroll
+    for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[i]);
+    RingPos<R> pos;
+    int prev_slot = 0;
+    for (int s = 0; s < num_stages; ++s) {
+      const int slot = pos.slot;
+      mbar_wait(&full[slot], pos.phase);
+      const std::uint8_t* base = ring + slot * S::kSlotBytes + S::kTokBytes;
+      const std::uint8_t* scale_b = base + S::kRawW;
+      std::uint32_t raws[2][4], wgs[2], wg8s[2];
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        ldmatrix_x4(raws[half], base + ld_row * kStageBytes + (((2 * half + (lane >> 4)) ^ ld_swz) << 4));
+        wgs[half] = *reinterpret_cast<const std::uint32_t*>(scale_b + half * kScaleChunk + sc_g);
+        wg8s[half] = *reinterpret_cast<const std::uint32_t*>(scale_b + half * kScaleChunk + sc_g8);
+      }
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const std::uint32_t(&raw)[4] = raws[half];
+        const std::uint32_t picked = __byte_perm(wgs[half], wg8s[half], scale_pick);
+        const __half2 sc_lo = two_scales_to_half2(picked), sc_hi = two_scales_to_half2(picked >> 16);
+#pragma unroll
+        for (int sub = 0; sub < 2; ++sub) {  // segment 2 half + sub, scale column 2 (2 half + sub) + t / 2
+          std::uint32_t h[2][4];
+          dequant8(raw[2 * sub + 0], sub ? __high2half2(sc_lo) : __low2half2(sc_lo), h[0]);
+          dequant8(raw[2 * sub + 1], sub ? __high2half2(sc_hi) : __low2half2(sc_hi), h[1]);
+#pragma unroll
+          for (int step = 0; step < 2; ++step) {
+            std::uint32_t* f = frag[half][2 * sub + step];
+            f[0] = h[0][2 * step];
+            f[1] = h[1][2 * step];
+            f[2] = h[0][2 * step + 1];
+            f[3] = h[1][2 * step + 1];
+          }
+        }
+        // pin the fragments' definitions before wgmma.fence (C7513, see ws_wgmma_kernel)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) cute::warpgroup_fence_operand(frag[half][j][r]);
+        cute::warpgroup_arrive();
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const std::uint64_t b = desc_ring + ((slot * S::kSlotBytes + half * (kTileM * 128) + j * 32) >> 4);
+          wgmma_rs<kTileM>(frag[half][j], b, acc, std::make_index_sequence<kTileM / 2>{});
+        }
+        cute::warpgroup_commit_batch();
+        cute::warpgroup_wait<1>();
+        if (half == 0 && s > 0) {
+          // every wgmma of stage s - 1 has completed and its raw bytes were read long ago: release its slot
+          __syncwarp();
+          if (lane == 0) mbar_arrive(&empty[prev_slot]);
+        }
+      }
+      prev_slot = slot;
+      pos.advance();
+    }
+    cute::warpgroup_wait<0>();
+#pragma unroll
+    for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[i]);
+    // Every copy the producers issued was consumed, so the ring is free for the FP32 tile.
+    NamedSync<256>{}();
+    float* tile = reinterpret_cast<float*>(ring);
+#pragma unroll
+    for (int nt = 0; nt < kTileM / 8; ++nt)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int weight = weight_row0 + g + (c >> 1) * 8;
+        const int token = nt * 8 + 2 * t + (c & 1);
+        tile[token * (kTileN + 4) + weight] = acc[nt * 4 + c];
+      }
+    NamedSync<256>{}();  // the FP32 tile is complete
+    finish_tile<kTileM, 256, ElementOut>(p, tile, tid - S::kProducerThreads, NamedSync<256>{});
+  }
+}
+
+// Which kernel a config runs (the config table's `mma` and `tokens` fields).
+enum class Kind { kMmaSync, kWgmma, kDirect, kWgmmaPrepass };
 
 // Host side: the launcher and its registry hooks for one (token tile, out dtype, kernel).
 template <int kTileM, class ElementOut, Kind kKind>
 struct DequantGemm {
   static constexpr int kStages = 4;
-  using Shape = DequantGemmKernel<kTileM, kStages, ElementOut>;
   // K per unit of split-K work: a pipeline stage, or a chunk of the direct kernel
   static constexpr int kSplitUnitK = kKind == Kind::kDirect ? direct::kChunkK : detail::kStageK;
+  static constexpr bool kPrepass = kKind == Kind::kWgmmaPrepass;
 
   static int stages_total(const GemmProblem& p) { return (p.k + detail::kStageK - 1) / detail::kStageK; }
   static int tiles(const GemmProblem& p) {
@@ -1046,9 +1304,14 @@ struct DequantGemm {
     return {};
   }
 
+  // The prepass's fp16 tokens come first, then the split-K partials, each 256-byte aligned.
+  static std::size_t token_bytes(const GemmProblem& p) {
+    if (!kPrepass) return 0;
+    return (static_cast<std::size_t>(p.l) * p.m * p.k * sizeof(__half) + 255) / 256 * 256;
+  }
   static std::size_t workspace_bytes(const GemmProblem& p, int /*device_id*/, int /*sm_count*/, int split_k) {
-    if (split_k <= 1) return 0;
-    return static_cast<std::size_t>(p.l) * split_k * p.m * p.n * sizeof(float);
+    const std::size_t partials = split_k <= 1 ? 0 : static_cast<std::size_t>(p.l) * split_k * p.m * p.n * sizeof(float);
+    return token_bytes(p) + partials;
   }
 
   static std::size_t counters_needed(const GemmProblem& p, int split_k) {
@@ -1058,7 +1321,8 @@ struct DequantGemm {
   static LaunchStatus launch(const GemmProblem& p, const LaunchContext& ctx) {
     LaunchStatus ok = can_implement(p);
     if (!ok.ok) return ok;
-    const int split_k = ctx.split_k < 1 ? 1 : ctx.split_k;
+    if (ctx.split_k < 1) return {false, "split_k must be at least 1"};
+    const int split_k = ctx.split_k;
     if (split_k > (p.k + kSplitUnitK - 1) / kSplitUnitK) {
       return {false, "split_k larger than the number of K stages (128 elements; 64 for the direct kernel)"};
     }
@@ -1082,9 +1346,11 @@ struct DequantGemm {
     params.scale_cols_padded = (p.k / 16 + 3) / 4 * 4;
     params.a_scale_batch = static_cast<long long>((p.m + 127) / 128 * 128) * params.scale_cols_padded;
     params.b_scale_batch = static_cast<long long>((p.n + 127) / 128 * 128) * params.scale_cols_padded;
+    std::uint8_t* workspace = static_cast<std::uint8_t*>(ctx.workspace);
+    if (kPrepass) params.tokens = reinterpret_cast<const __half*>(workspace);
     if (split_k > 1) {
       params.counters = ctx.counters;
-      params.partials = static_cast<float*>(ctx.workspace);
+      params.partials = reinterpret_cast<float*>(workspace + token_bytes(p));
     }
     void (*kernel)(DequantGemmParams) = nullptr;
     int threads = detail::kThreads, smem_bytes = 0;
@@ -1092,19 +1358,43 @@ struct DequantGemm {
       kernel = ws_wgmma_kernel<kTileM, ElementOut>;
       threads = WsShape<kTileM>::kThreads;
       smem_bytes = WsShape<kTileM>::kSmemBytes;
+    } else if constexpr (kKind == Kind::kWgmmaPrepass) {
+      kernel = prepass_wgmma_kernel<kTileM, ElementOut>;
+      threads = PrepassShape<kTileM>::kThreads;
+      smem_bytes = PrepassShape<kTileM>::kSmemBytes;
     } else if constexpr (kKind == Kind::kDirect) {
       kernel = direct_decode_kernel<kTileM, ElementOut>;
       threads = direct::kThreads;
       smem_bytes = direct::kSmemBytes;
     } else {
       kernel = dequant_gemm_kernel<kTileM, kStages, ElementOut>;
-      smem_bytes = Shape::kSmemBytes;
+      smem_bytes = DequantGemmKernel<kTileM, kStages, ElementOut>::kSmemBytes;
     }
     // Above 48 KB a kernel must opt in to its dynamic shared memory; once per process is enough.
     static const cudaError_t attribute_status =
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
     if (attribute_status != cudaSuccess) return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
     const dim3 grid((p.n + detail::kTileN - 1) / detail::kTileN, (p.m + kTileM - 1) / kTileM, p.l * split_k);
+    if constexpr (kPrepass) {
+      const long long segments = static_cast<long long>(p.l) * p.m * (p.k / prepass::kSegmentK);
+      const unsigned blocks = static_cast<unsigned>((segments + prepass::kThreads - 1) / prepass::kThreads);
+      dequant_tokens_kernel<<<blocks, prepass::kThreads, 0, ctx.stream>>>(params);
+      if (cudaGetLastError() != cudaSuccess) return {false, "token prepass launch failed"};
+      // Programmatic dependent launch: the GEMM starts while the prepass runs and loads its first
+      // weights; its producers wait (griddepcontrol.wait) before reading the tokens.
+      cudaLaunchConfig_t config{};
+      config.gridDim = grid;
+      config.blockDim = dim3(threads);
+      config.dynamicSmemBytes = smem_bytes;
+      config.stream = ctx.stream;
+      cudaLaunchAttribute attribute{};
+      attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attribute.val.programmaticStreamSerializationAllowed = 1;
+      config.attrs = &attribute;
+      config.numAttrs = 1;
+      if (cudaLaunchKernelEx(&config, kernel, params) != cudaSuccess) return {false, "kernel launch failed"};
+      return {};
+    }
     kernel<<<grid, threads, smem_bytes, ctx.stream>>>(params);
     if (cudaGetLastError() != cudaSuccess) return {false, "kernel launch failed"};
     return {};
