@@ -1049,10 +1049,13 @@ constexpr int kSegmentK = 32;  // FP4 elements per thread: 16 raw bytes in, 64 f
 __device__ __forceinline__ void launch_dependents() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
 __device__ __forceinline__ void wait_for_prerequisites() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
 
+// (A template so that every translation unit including this header shares one weak definition.)
+template <int kSegmentK>
 __global__ void __launch_bounds__(prepass::kThreads) dequant_tokens_kernel(const DequantGemmParams p) {
   using namespace detail;
   launch_dependents();
-  const long long segments_per_row = p.k / prepass::kSegmentK;
+  static_assert(kSegmentK == 32, "one thread turns 16 raw bytes into 64 fp16 bytes");
+  const long long segments_per_row = p.k / kSegmentK;
   const long long index = static_cast<long long>(blockIdx.x) * prepass::kThreads + threadIdx.x;
   if (index >= static_cast<long long>(p.l) * p.m * segments_per_row) return;
   const long long row_global = index / segments_per_row;  // l * m + row
@@ -1070,7 +1073,7 @@ __global__ void __launch_bounds__(prepass::kThreads) dequant_tokens_kernel(const
   dequant8(raw.y, __low2half2(sc), h[1]);
   dequant8(raw.z, __high2half2(sc), h[2]);
   dequant8(raw.w, __high2half2(sc), h[3]);
-  uint4* dst = reinterpret_cast<uint4*>(const_cast<__half*>(p.tokens) + index * prepass::kSegmentK);
+  uint4* dst = reinterpret_cast<uint4*>(const_cast<__half*>(p.tokens) + index * kSegmentK);
 #pragma unroll
   for (int pair = 0; pair < 4; ++pair) dst[pair] = make_uint4(h[0][pair], h[1][pair], h[2][pair], h[3][pair]);
 }
@@ -1378,7 +1381,7 @@ struct DequantGemm {
     if constexpr (kPrepass) {
       const long long segments = static_cast<long long>(p.l) * p.m * (p.k / prepass::kSegmentK);
       const unsigned blocks = static_cast<unsigned>((segments + prepass::kThreads - 1) / prepass::kThreads);
-      dequant_tokens_kernel<<<blocks, prepass::kThreads, 0, ctx.stream>>>(params);
+      dequant_tokens_kernel<prepass::kSegmentK><<<blocks, prepass::kThreads, 0, ctx.stream>>>(params);
       if (cudaGetLastError() != cudaSuccess) return {false, "token prepass launch failed"};
       // Programmatic dependent launch: the GEMM starts while the prepass runs and loads its first
       // weights; its producers wait (griddepcontrol.wait) before reading the tokens.
