@@ -37,7 +37,7 @@ def _sm90_kernel(config, out_dtype: str) -> str:
     element = {"float16": "__half", "bfloat16": "__nv_bfloat16", "float32": "float"}[out_dtype]
     kind = {"mma_sync": "kMmaSync", "wgmma": "kWgmma", "direct": "kDirect"}[config.mma]
     if config.tokens == "prepass":
-        kind = "kWgmmaPrepass"
+        return f"sm90::DequantGemm<{config.tile[0]}, {element}, sm90::Kind::kWgmmaPrepass, {config.tile[1]}>"
     return f"sm90::DequantGemm<{config.tile[0]}, {element}, sm90::Kind::{kind}>"
 
 

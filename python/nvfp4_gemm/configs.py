@@ -53,7 +53,9 @@ _SM90_MMA = ("mma_sync", "wgmma", "direct")
 # its pipeline) or "prepass" (once per call into an fp16 workspace the GEMM copies from; token tiles
 # 64, 128 or 256).
 _SM90_TOKENS = ("in_cta", "prepass")
-_SM90_PREPASS_TILE_M = (64, 128, 256)
+# prepass tiles (tokens, weight rows, K): the accumulators (tokens x weight rows / 256 FP32 per
+# consumer thread) must fit in registers, so at most 128 x 256 or 256 x 128
+_SM90_PREPASS_TILES = ((64, 128, 128), (128, 128, 128), (256, 128, 128), (64, 256, 128), (128, 256, 128))
 _SM90_TILE_N = (128,)
 _SM90_TILE_K = (128,)
 # mma = "direct": decode kernel, mma.sync fed straight from global memory; 16 tokens x 128 weight
@@ -189,10 +191,10 @@ def _check_row(row: dict, index: int) -> Config:
         if tokens not in _SM90_TOKENS:
             raise ValueError(f"{where}: sm90 tokens must be one of {_SM90_TOKENS}, got {tokens!r}")
         if tokens == "prepass":
-            if mma != "wgmma" or tile[0] not in _SM90_PREPASS_TILE_M or tile[1:] != (128, 128):
+            if mma != "wgmma" or tile not in _SM90_PREPASS_TILES:
                 raise ValueError(
-                    f"{where}: the token prepass serves the wgmma kernel with tile M in {_SM90_PREPASS_TILE_M}, "
-                    f"N = K = 128; got mma = {mma!r}, tile {list(tile)}"
+                    f"{where}: the token prepass serves the wgmma kernel with a tile in "
+                    f"{[list(t) for t in _SM90_PREPASS_TILES]}; got mma = {mma!r}, tile {list(tile)}"
                 )
         elif mma == "direct":
             if tuple(tile) != _SM90_DIRECT_TILE:

@@ -255,10 +255,10 @@ struct CtaWork {
   int n0, m0, batch, split, stage_begin, num_stages;
 };
 
-template <int kTileM>
+template <int kTileM, int kTileN = detail::kTileN>
 __device__ __forceinline__ CtaWork cta_work(const DequantGemmParams& p) {
   CtaWork w;
-  w.n0 = blockIdx.x * detail::kTileN;
+  w.n0 = blockIdx.x * kTileN;
   w.m0 = blockIdx.y * kTileM;
   w.batch = blockIdx.z / p.split_k;
   w.split = blockIdx.z % p.split_k;
@@ -281,11 +281,11 @@ struct NamedSync {
 // Epilogue shared by both kernels: the CTA's FP32 tile [token][weight] (pitch kTileN + 4 floats,
 // in shared memory, complete for every epilogue thread) -> split-K partials / reduction -> output.
 // `tid` counts the kNumThreads epilogue threads from 0.
-template <int kTileM, int kNumThreads, class ElementOut, class Sync>
+template <int kTileM, int kNumThreads, class ElementOut, class Sync, int kTileN = detail::kTileN>
 __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* tile, int tid, Sync sync) {
   using namespace detail;
   constexpr int kTilePitch_ = kTileN + 4;
-  const CtaWork work = cta_work<kTileM>(p);
+  const CtaWork work = cta_work<kTileM, kTileN>(p);
   const int n0 = work.n0, m0 = work.m0, batch = work.batch, split = work.split;
   const float scale = (p.alpha != nullptr ? *p.alpha : 1.0f) * kProductRescale;
   ElementOut* out = static_cast<ElementOut*>(p.out) + static_cast<long long>(batch) * p.m * p.n;
@@ -1039,6 +1039,9 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
 // 8 p + 2 w + e (p = pair 0..3, w = word 0..3, e = 0..1) holds element 8 w + p + 4 e, i.e. 16-byte
 // chunk p of the segment holds pair p of the segment's four 8-element words: exactly the chunks the
 // in-CTA kernel writes into its shared-memory B operand.
+#ifndef NVFP4_SM90_EXPERIMENT
+#define NVFP4_SM90_EXPERIMENT 0
+#endif
 namespace prepass {
 constexpr int kThreads = 256;
 constexpr int kSegmentK = 32;  // FP4 elements per thread: 16 raw bytes in, 64 fp16 bytes out
@@ -1079,33 +1082,47 @@ __global__ void __launch_bounds__(prepass::kThreads) dequant_tokens_kernel(const
 }
 
 // One producer warpgroup (cp.async of raw weights, scales and fp16 tokens into a kSlots-deep ring,
-// one full and one empty mbarrier per slot) and two consumer warpgroups of 64 weight rows each
-// (weights dequantized into register A fragments, two fragment sets alternating per k64 half, as in
-// ws_wgmma_kernel; tokens are the 128-byte-swizzled B operand straight from the slot).
-template <int kTileM>
+// one full and one empty mbarrier per slot) and two consumer warpgroups. A CTA covers kTileN = 128 or
+// 256 weight rows: consumer warp w owns rows 16 w + 128 t of m-tile t (t < kTileN / 128), so each
+// warpgroup issues one m64nNk16 wgmma per m-tile and k16 step. Why 256: the fp16 tokens cost 4x the
+// bytes of raw FP4 ones, and at kTileN = 128 the L2 -> shared-memory traffic alone took as long as the
+// MMAs (perf notes, "Hopper v6"); a 256-row tile halves the token bytes per MMA.
+// Per stage the consumers run kTileN / 64 batches of 4 wgmmas (k64 half x m-tile), two fragment sets
+// alternating, so one batch's dequantization overlaps the previous batch's wgmmas.
+template <int kTileM, int kTileN>
 struct PrepassShape {
-  static_assert(kTileM == 64 || kTileM == 128 || kTileM == 256, "token tile is 64, 128 or 256");
+  static_assert(kTileN == 128 || kTileN == 256, "weight tile is 128 or 256 rows");
+  static_assert(kTileM == 64 || kTileM == 128 || (kTileM == 256 && kTileN == 128),
+                "token tile is 64, 128 or (with 128 weight rows) 256: the accumulators must fit in registers");
+  static constexpr int kMTiles = kTileN / 128;  // 64-row wgmma m-tiles per consumer warpgroup
   static constexpr int kProducerThreads = 128;
   static constexpr int kThreads = kProducerThreads + 256;
-  // setmaxnreg budgets: 384 threads start at 168 registers; 128 x 56 + 256 x 224 = 64512 <= 65536.
-  static constexpr int kProducerRegs = 56;
-  static constexpr int kConsumerRegs = 224;
+  // setmaxnreg budgets: 384 threads start at 168 registers; 128 x 72 + 256 x 216 = 64512 <= 65536,
+  // or 128 x 40 + 256 x 232 for the 128 x 256 tile, whose 128 accumulators and two fragment sets of
+  // 32 registers per thread need 232 (ptxas serializes the wgmmas below that, C7512).
+  static constexpr bool kWideAccumulators = kTileM * kTileN >= 128 * 256;
+  static constexpr int kProducerRegs = kWideAccumulators ? 40 : 72;
+  static constexpr int kConsumerRegs = kWideAccumulators ? 232 : 216;
   static constexpr int kTokBytes = kTileM * detail::kStageK * 2;  // fp16 tokens of one stage, 1 KB aligned
-  static constexpr int kRawW = detail::kTileN * detail::kStageBytes;
-  static constexpr int kSlotBytes = kTokBytes + kRawW + detail::kScaleBytes;
-  static constexpr int kSlots = kTileM == 256 ? 3 : kTileM == 128 ? 5 : 8;
-  static constexpr int kEpilogueSmem = kTileM * (detail::kTileN + 4) * 4;
+  static constexpr int kRawW = kTileN * detail::kStageBytes;
+  static constexpr int kScaleW = kMTiles * detail::kScaleBytes;  // 1 KB per 128-row block of the blocked layout
+  static constexpr int kSlotBytes = kTokBytes + kRawW + kScaleW;
+  static constexpr int kEpilogueSmem = kTileM * (kTileN + 4) * 4;
+  static constexpr int kRingBudget = 226 * 1024;
+  static constexpr int kSlots = kRingBudget / kSlotBytes > 8 ? 8 : kRingBudget / kSlotBytes;
   static constexpr int kMainSmem = kSlots * kSlotBytes;
   // + 1 KB: the ring is realigned to 1024 bytes (the 128-byte swizzle's atom).
   static constexpr int kSmemBytes = (kMainSmem > kEpilogueSmem ? kMainSmem : kEpilogueSmem) + 1024;
-  static_assert(kSmemBytes <= 227 * 1024, "shared memory");
+  static_assert(kSlots >= 3 && kSmemBytes <= 227 * 1024, "shared memory");
 };
 
-template <int kTileM, class ElementOut>
-__global__ void __launch_bounds__(PrepassShape<kTileM>::kThreads, 1) prepass_wgmma_kernel(const DequantGemmParams p) {
+template <int kTileM, int kTileN, class ElementOut>
+__global__ void __launch_bounds__(PrepassShape<kTileM, kTileN>::kThreads, 1)
+    prepass_wgmma_kernel(const DequantGemmParams p) {
   using namespace detail;
-  using S = PrepassShape<kTileM>;
+  using S = PrepassShape<kTileM, kTileN>;
   constexpr int R = S::kSlots;
+  constexpr int MT = S::kMTiles;
   extern __shared__ __align__(128) std::uint8_t smem_raw[];
   __shared__ __align__(8) std::uint64_t full[R], empty[R];
 
@@ -1114,7 +1131,7 @@ __global__ void __launch_bounds__(PrepassShape<kTileM>::kThreads, 1) prepass_wgm
   const int lane = tid & 31;
   std::uint8_t* ring = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
 
-  const CtaWork work = cta_work<kTileM>(p);
+  const CtaWork work = cta_work<kTileM, kTileN>(p);
   const int n0 = work.n0, m0 = work.m0, batch = work.batch;
   const int stage_begin = work.stage_begin, num_stages = work.num_stages;
 
@@ -1133,12 +1150,14 @@ __global__ void __launch_bounds__(PrepassShape<kTileM>::kThreads, 1) prepass_wgm
     const int k_bytes = p.k / 2;
     const std::uint8_t* b_batch = p.b + static_cast<long long>(batch) * p.n * k_bytes;
     const int scale_tiles_per_row_block = p.scale_cols_padded / 4;
-    const std::uint8_t* b_scale_rows = p.b_scale + batch * p.b_scale_batch +
-                                       static_cast<long long>(n0 / 128) * scale_tiles_per_row_block * kScaleChunk;
+    // the blocked scales of this CTA's first 128-row block; the next block follows a row block later
+    const long long scale_row_block = static_cast<long long>(scale_tiles_per_row_block) * kScaleChunk;
+    const std::uint8_t* b_scale_rows = p.b_scale + batch * p.b_scale_batch + (n0 / 128) * scale_row_block;
+    const int row_blocks_left = (p.n - n0 + 127) / 128;  // 128-row scale blocks that exist from n0 on
     const __half* tok_batch = p.tokens + static_cast<long long>(batch) * p.m * p.k;
 
-    // Raw weights (128 rows x 64 bytes, chunks XOR-swizzled by row against ldmatrix bank conflicts)
-    // and their 1 KB of scales (the stage's 8 columns = 2 tiles of the blocked layout).
+    // Raw weights (kTileN rows x 64 bytes, chunks XOR-swizzled by row against ldmatrix bank conflicts)
+    // and their scales (per 128-row block, the stage's 8 columns = 2 tiles of the blocked layout).
     auto load_weights = [&](int s, int slot) {
       std::uint8_t* base = ring + slot * S::kSlotBytes + S::kTokBytes;
       const int chunk = tid & 3;
@@ -1151,11 +1170,13 @@ __global__ void __launch_bounds__(PrepassShape<kTileM>::kThreads, 1) prepass_wgm
         const std::uint8_t* src = ok ? b_batch + static_cast<long long>(n0 + row) * k_bytes + gk : b_batch;
         cp_async_16_prefetch(base + row * kStageBytes + ((chunk ^ ((row >> 1) & 3)) << 4), src, ok ? 16 : 0);
       }
-      if (tid < kScaleBytes / 16) {
-        const int offset = tid * 16;
-        const bool ok = 2 * s + (offset >> 9) < scale_tiles_per_row_block;
-        const std::uint8_t* src = ok ? b_scale_rows + static_cast<long long>(2 * s) * kScaleChunk + offset : b_scale_rows;
-        cp_async_16(base + S::kRawW + offset, src, ok ? 16 : 0);
+      if (tid < MT * (kScaleBytes / 16)) {
+        const int block = tid / (kScaleBytes / 16), offset = (tid % (kScaleBytes / 16)) * 16;
+        const bool ok = block < row_blocks_left && 2 * s + (offset >> 9) < scale_tiles_per_row_block;
+        const std::uint8_t* src =
+            ok ? b_scale_rows + block * scale_row_block + static_cast<long long>(2 * s) * kScaleChunk + offset
+               : b_scale_rows;
+        cp_async_16(base + S::kRawW + block * kScaleBytes + offset, src, ok ? 16 : 0);
       }
     };
     // fp16 tokens: kTileM rows x 2 K halves x 8 chunks of 16 bytes, into the 128-byte-swizzled K-major
@@ -1184,31 +1205,37 @@ __global__ void __launch_bounds__(PrepassShape<kTileM>::kThreads, 1) prepass_wgm
         mbar_wait(&empty[pos.slot], pos.phase ^ 1u);  // the slot's previous use (stage i - R) released
         load_weights(stage_begin + i, pos.slot);
       }
+#if NVFP4_SM90_EXPERIMENT != 2 && NVFP4_SM90_EXPERIMENT != 4
       load_tokens(stage_begin + i, pos.slot);
+#endif
       mbar_arrive_on_copies(&full[pos.slot]);
       pos.advance();
     }
   } else {
     // ---------------- consumer warpgroups ----------------
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(S::kConsumerRegs));
-    const int cw = warp - S::kProducerThreads / 32;  // 0..7: 16 weight rows each, warpgroup (cw / 4) covers 64
+    const int cw = warp - S::kProducerThreads / 32;  // 0..7: 16 rows of each m-tile; warpgroup cw / 4
     const int g = lane >> 2, t = lane & 3;
-    const int weight_row0 = cw * 16;
+    const int weight_row0 = cw * 16;  // in m-tile 0; m-tile mt adds 128 mt
     const int ld_row = weight_row0 + (lane & 7) + ((lane >> 3) & 1) * 8;  // ldmatrix source row
-    const int ld_swz = (ld_row >> 1) & 3;
+    const int ld_swz = (ld_row >> 1) & 3;  // the same for ld_row + 128
     const int row_g = weight_row0 + g, row_g8 = row_g + 8;
     const int sc_g = (row_g & 31) * 16 + (row_g >> 5) * 4, sc_g8 = (row_g8 & 31) * 16 + (row_g8 >> 5) * 4;
     // bytes t/2 and t/2 + 2 (scale columns of segments 2 half and 2 half + 1) of the words of rows g, g + 8
     const std::uint32_t scale_pick = (t >> 1) * 0x1111u + 0x6420u;
-    float acc[kTileM / 2];  // wgmma m64nNk16 accumulators
+    float acc[MT][kTileM / 2];  // wgmma m64nNk16 accumulators per m-tile
 #pragma unroll
-    for (int i = 0; i < kTileM / 2; ++i) acc[i] = 0.0f;
-    std::uint32_t frag[2][4][4];  // two sets (k64 halves) x 4 k16 steps
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int i = 0; i < kTileM / 2; ++i) acc[mt][i] = 0.0f;
+    std::uint32_t frag[2][MT][4][4];  // two sets (k64 halves) x m-tiles x 4 k16 steps
     // Slot descriptors differ only in the start address (bits 0-13, address / 16): computed once.
     const std::uint64_t desc_ring = sw128_descriptor(ring);
 
 #pragma unroll
-    for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[i]);
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[mt][i]);
     RingPos<R> pos;
     int prev_slot = 0;
     for (int s = 0; s < num_stages; ++s) {
@@ -1216,44 +1243,59 @@ __global__ void __launch_bounds__(PrepassShape<kTileM>::kThreads, 1) prepass_wgm
       mbar_wait(&full[slot], pos.phase);
       const std::uint8_t* base = ring + slot * S::kSlotBytes + S::kTokBytes;
       const std::uint8_t* scale_b = base + S::kRawW;
-      std::uint32_t raws[2][4], wgs[2], wg8s[2];
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        ldmatrix_x4(raws[half], base + ld_row * kStageBytes + (((2 * half + (lane >> 4)) ^ ld_swz) << 4));
-        wgs[half] = *reinterpret_cast<const std::uint32_t*>(scale_b + half * kScaleChunk + sc_g);
-        wg8s[half] = *reinterpret_cast<const std::uint32_t*>(scale_b + half * kScaleChunk + sc_g8);
-      }
+        // raw: rows 0-7 / 8-15 of segments 2 half and 2 half + 1 of each m-tile; scale words: columns
+        // 4 half .. + 3 of rows g, g + 8
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const std::uint32_t(&raw)[4] = raws[half];
-        const std::uint32_t picked = __byte_perm(wgs[half], wg8s[half], scale_pick);
-        const __half2 sc_lo = two_scales_to_half2(picked), sc_hi = two_scales_to_half2(picked >> 16);
+        for (int mt = 0; mt < MT; ++mt) {
+          std::uint32_t raw[4];
+          ldmatrix_x4(raw, base + (ld_row + 128 * mt) * kStageBytes + (((2 * half + (lane >> 4)) ^ ld_swz) << 4));
+          const std::uint8_t* block = scale_b + mt * kScaleBytes + half * kScaleChunk;
+          const std::uint32_t wg = *reinterpret_cast<const std::uint32_t*>(block + sc_g);
+          const std::uint32_t wg8 = *reinterpret_cast<const std::uint32_t*>(block + sc_g8);
+          const std::uint32_t picked = __byte_perm(wg, wg8, scale_pick);
+          const __half2 sc_lo = two_scales_to_half2(picked), sc_hi = two_scales_to_half2(picked >> 16);
 #pragma unroll
-        for (int sub = 0; sub < 2; ++sub) {  // segment 2 half + sub, scale column 2 (2 half + sub) + t / 2
-          std::uint32_t h[2][4];
-          dequant8(raw[2 * sub + 0], sub ? __high2half2(sc_lo) : __low2half2(sc_lo), h[0]);
-          dequant8(raw[2 * sub + 1], sub ? __high2half2(sc_hi) : __low2half2(sc_hi), h[1]);
+          for (int sub = 0; sub < 2; ++sub) {  // segment 2 half + sub, scale column 2 (2 half + sub) + t / 2
+            std::uint32_t h[2][4];
+#if NVFP4_SM90_EXPERIMENT == 1 || NVFP4_SM90_EXPERIMENT == 4
+            for (int q = 0; q < 4; ++q) { h[0][q] = raw[2 * sub] ^ q; h[1][q] = raw[2 * sub + 1] ^ q; }
+#else
+            dequant8(raw[2 * sub + 0], sub ? __high2half2(sc_lo) : __low2half2(sc_lo), h[0]);
+            dequant8(raw[2 * sub + 1], sub ? __high2half2(sc_hi) : __low2half2(sc_hi), h[1]);
+#endif
 #pragma unroll
-          for (int step = 0; step < 2; ++step) {
-            std::uint32_t* f = frag[half][2 * sub + step];
-            f[0] = h[0][2 * step];
-            f[1] = h[1][2 * step];
-            f[2] = h[0][2 * step + 1];
-            f[3] = h[1][2 * step + 1];
+            for (int step = 0; step < 2; ++step) {
+              std::uint32_t* f = frag[half][mt][2 * sub + step];
+              f[0] = h[0][2 * step];
+              f[1] = h[1][2 * step];
+              f[2] = h[0][2 * step + 1];
+              f[3] = h[1][2 * step + 1];
+            }
           }
         }
         // pin the fragments' definitions before wgmma.fence (C7513, see ws_wgmma_kernel)
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
+        for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-          for (int r = 0; r < 4; ++r) cute::warpgroup_fence_operand(frag[half][j][r]);
+          for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) cute::warpgroup_fence_operand(frag[half][mt][j][r]);
         cute::warpgroup_arrive();
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const std::uint64_t b = desc_ring + ((slot * S::kSlotBytes + half * (kTileM * 128) + j * 32) >> 4);
-          wgmma_rs<kTileM>(frag[half][j], b, acc, std::make_index_sequence<kTileM / 2>{});
-        }
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const std::uint64_t b = desc_ring + ((slot * S::kSlotBytes + half * (kTileM * 128) + j * 32) >> 4);
+#if NVFP4_SM90_EXPERIMENT != 3
+            wgmma_rs<kTileM>(frag[half][mt][j], b, acc[mt], std::make_index_sequence<kTileM / 2>{});
+#else
+            acc[mt][j] += __uint_as_float(frag[half][mt][j][0] & 1) + (b & 1);
+#endif
+          }
         cute::warpgroup_commit_batch();
+        // at most this k64 half's wgmmas stay in flight: the other fragment set is free again
         cute::warpgroup_wait<1>();
         if (half == 0 && s > 0) {
           // every wgmma of stage s - 1 has completed and its raw bytes were read long ago: release its slot
@@ -1266,20 +1308,24 @@ __global__ void __launch_bounds__(PrepassShape<kTileM>::kThreads, 1) prepass_wgm
     }
     cute::warpgroup_wait<0>();
 #pragma unroll
-    for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[i]);
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[mt][i]);
     // Every copy the producers issued was consumed, so the ring is free for the FP32 tile.
     NamedSync<256>{}();
     float* tile = reinterpret_cast<float*>(ring);
 #pragma unroll
-    for (int nt = 0; nt < kTileM / 8; ++nt)
+    for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const int weight = weight_row0 + g + (c >> 1) * 8;
-        const int token = nt * 8 + 2 * t + (c & 1);
-        tile[token * (kTileN + 4) + weight] = acc[nt * 4 + c];
-      }
+      for (int nt = 0; nt < kTileM / 8; ++nt)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          const int weight = 128 * mt + weight_row0 + g + (c >> 1) * 8;
+          const int token = nt * 8 + 2 * t + (c & 1);
+          tile[token * (kTileN + 4) + weight] = acc[mt][nt * 4 + c];
+        }
     NamedSync<256>{}();  // the FP32 tile is complete
-    finish_tile<kTileM, 256, ElementOut>(p, tile, tid - S::kProducerThreads, NamedSync<256>{});
+    finish_tile<kTileM, 256, ElementOut, NamedSync<256>, kTileN>(p, tile, tid - S::kProducerThreads, NamedSync<256>{});
   }
 }
 
@@ -1287,8 +1333,9 @@ __global__ void __launch_bounds__(PrepassShape<kTileM>::kThreads, 1) prepass_wgm
 enum class Kind { kMmaSync, kWgmma, kDirect, kWgmmaPrepass };
 
 // Host side: the launcher and its registry hooks for one (token tile, out dtype, kernel).
-template <int kTileM, class ElementOut, Kind kKind>
+template <int kTileM, class ElementOut, Kind kKind, int kTileN = detail::kTileN>
 struct DequantGemm {
+  static_assert(kTileN == detail::kTileN || kKind == Kind::kWgmmaPrepass, "only the prepass kernel has 256-row tiles");
   static constexpr int kStages = 4;
   // K per unit of split-K work: a pipeline stage, or a chunk of the direct kernel
   static constexpr int kSplitUnitK = kKind == Kind::kDirect ? direct::kChunkK : detail::kStageK;
@@ -1296,7 +1343,7 @@ struct DequantGemm {
 
   static int stages_total(const GemmProblem& p) { return (p.k + detail::kStageK - 1) / detail::kStageK; }
   static int tiles(const GemmProblem& p) {
-    return ((p.n + detail::kTileN - 1) / detail::kTileN) * ((p.m + kTileM - 1) / kTileM) * p.l;
+    return ((p.n + kTileN - 1) / kTileN) * ((p.m + kTileM - 1) / kTileM) * p.l;
   }
 
   static LaunchStatus can_implement(const GemmProblem& p) {
@@ -1362,9 +1409,9 @@ struct DequantGemm {
       threads = WsShape<kTileM>::kThreads;
       smem_bytes = WsShape<kTileM>::kSmemBytes;
     } else if constexpr (kKind == Kind::kWgmmaPrepass) {
-      kernel = prepass_wgmma_kernel<kTileM, ElementOut>;
-      threads = PrepassShape<kTileM>::kThreads;
-      smem_bytes = PrepassShape<kTileM>::kSmemBytes;
+      kernel = prepass_wgmma_kernel<kTileM, kTileN, ElementOut>;
+      threads = PrepassShape<kTileM, kTileN>::kThreads;
+      smem_bytes = PrepassShape<kTileM, kTileN>::kSmemBytes;
     } else if constexpr (kKind == Kind::kDirect) {
       kernel = direct_decode_kernel<kTileM, ElementOut>;
       threads = direct::kThreads;
@@ -1377,7 +1424,7 @@ struct DequantGemm {
     static const cudaError_t attribute_status =
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
     if (attribute_status != cudaSuccess) return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
-    const dim3 grid((p.n + detail::kTileN - 1) / detail::kTileN, (p.m + kTileM - 1) / kTileM, p.l * split_k);
+    const dim3 grid((p.n + kTileN - 1) / kTileN, (p.m + kTileM - 1) / kTileM, p.l * split_k);
     if constexpr (kPrepass) {
       const long long segments = static_cast<long long>(p.l) * p.m * (p.k / prepass::kSegmentK);
       const unsigned blocks = static_cast<unsigned>((segments + prepass::kThreads - 1) / prepass::kThreads);
