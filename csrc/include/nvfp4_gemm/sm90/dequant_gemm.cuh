@@ -25,6 +25,7 @@
 //     counter array of its own) adds them in split order and leaves the counter zero.
 #pragma once
 
+#include <cuda.h>  // CUtensorMap and the encoder's signature (called through the runtime: no libcuda link)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
@@ -98,6 +99,20 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
       " @!done bra RETRY;\n}\n" ::"r"(smem_addr(bar)),
       "r"(parity), "n"(kSuspendHintNs)
       : "memory");
+}
+
+// Bulk tensor copy (TMA) of one box of a 3D tensor map into shared memory; its bytes complete a
+// transaction on `bar`.
+__device__ __forceinline__ void tma_load_3d(void* smem, const CUtensorMap* map, std::uint64_t* bar, int x, int y, int z) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];\n" ::"r"(smem_addr(smem)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_addr(bar))
+      : "memory");
+}
+// Arrive on `bar` and announce `bytes` more transaction bytes for its current phase.
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
 }
 
 __device__ __forceinline__ uint4 lds128(const void* p) { return *reinterpret_cast<const uint4*>(p); }
@@ -247,6 +262,9 @@ struct DequantGemmParams {
   long long a_scale_batch;  // bytes of blocked scales per batch
   long long b_scale_batch;
   int scale_cols_padded;    // round_up(k / 16, 4)
+  // prepass kernel: the fp16 tokens as a 3D tensor (k, m, l) for TMA, boxes of 64 x tile M x 1 in
+  // the 128-byte swizzle, zeros outside (the kernel takes the parameters __grid_constant__)
+  CUtensorMap tokens_map;
 };
 
 // The output tile and the K stages one CTA owns: blockIdx = (weight tile, token tile, batch * split_k
@@ -1118,7 +1136,7 @@ struct PrepassShape {
 
 template <int kTileM, int kTileN, class ElementOut>
 __global__ void __launch_bounds__(PrepassShape<kTileM, kTileN>::kThreads, 1)
-    prepass_wgmma_kernel(const DequantGemmParams p) {
+    prepass_wgmma_kernel(const __grid_constant__ DequantGemmParams p) {
   using namespace detail;
   using S = PrepassShape<kTileM, kTileN>;
   constexpr int R = S::kSlots;
@@ -1138,8 +1156,9 @@ __global__ void __launch_bounds__(PrepassShape<kTileM, kTileN>::kThreads, 1)
   if (tid == 0) {
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      mbar_init(&full[i], S::kProducerThreads);  // one cp.async-tracking arrival per producer thread
-      mbar_init(&empty[i], 8);                   // one arrival per consumer warp
+      // one cp.async-tracking arrival per producer thread, plus the token TMA's expect_tx arrival
+      mbar_init(&full[i], S::kProducerThreads + 1);
+      mbar_init(&empty[i], 8);  // one arrival per consumer warp
     }
   }
   __syncthreads();
@@ -1154,8 +1173,6 @@ __global__ void __launch_bounds__(PrepassShape<kTileM, kTileN>::kThreads, 1)
     const long long scale_row_block = static_cast<long long>(scale_tiles_per_row_block) * kScaleChunk;
     const std::uint8_t* b_scale_rows = p.b_scale + batch * p.b_scale_batch + (n0 / 128) * scale_row_block;
     const int row_blocks_left = (p.n - n0 + 127) / 128;  // 128-row scale blocks that exist from n0 on
-    const __half* tok_batch = p.tokens + static_cast<long long>(batch) * p.m * p.k;
-
     // Raw weights (kTileN rows x 64 bytes, chunks XOR-swizzled by row against ldmatrix bank conflicts)
     // and their scales (per 128-row block, the stage's 8 columns = 2 tiles of the blocked layout).
     auto load_weights = [&](int s, int slot) {
@@ -1179,19 +1196,17 @@ __global__ void __launch_bounds__(PrepassShape<kTileM, kTileN>::kThreads, 1)
         cp_async_16(base + S::kRawW + block * kScaleBytes + offset, src, ok ? 16 : 0);
       }
     };
-    // fp16 tokens: kTileM rows x 2 K halves x 8 chunks of 16 bytes, into the 128-byte-swizzled K-major
-    // B operand (two K halves of 64, each kTileM rows x 128 bytes). 16 threads read one row's 256 bytes.
+    // fp16 tokens: two TMA boxes (K halves of 64) of kTileM rows x 128 bytes in the 128-byte swizzle =
+    // the K-major wgmma B operand; one thread announces their bytes and issues them. Why TMA: cp.async
+    // stores go through the load/store pipeline whose shared-memory bandwidth the wgmmas' B reads need
+    // (perf notes, "Hopper v6").
     auto load_tokens = [&](int s, int slot) {
+      if (tid != 0) return;
       std::uint8_t* tok = ring + slot * S::kSlotBytes;
-      const int c = tid & 15, half = c >> 3, cc = c & 7;
-      const int gk = s * kStageK + half * 64 + cc * 8;
-      const bool k_ok = gk < p.k;
-#pragma unroll 4
-      for (int j = 0; j < kTileM / 8; ++j) {
-        const int row = (tid >> 4) + 8 * j;
-        const bool ok = k_ok && (m0 + row < p.m);
-        const __half* src = ok ? tok_batch + static_cast<long long>(m0 + row) * p.k + gk : tok_batch;
-        cp_async_16(tok + half * (kTileM * 128) + row * 128 + ((cc ^ (row & 7)) << 4), src, ok ? 16 : 0);
+      mbar_arrive_expect_tx(&full[slot], S::kTokBytes);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        tma_load_3d(tok + half * (kTileM * 128), &p.tokens_map, &full[slot], s * kStageK + half * 64, m0, batch);
       }
     };
 
@@ -1332,7 +1347,47 @@ __global__ void __launch_bounds__(PrepassShape<kTileM, kTileN>::kThreads, 1)
 // Which kernel a config runs (the config table's `mma` and `tokens` fields).
 enum class Kind { kMmaSync, kWgmma, kDirect, kWgmmaPrepass };
 
-// Host side: the launcher and its registry hooks for one (token tile, out dtype, kernel).
+// Host side. The TMA tensor map of the prepass's fp16 tokens: dims (k, m, l), boxes of 64 x box_rows x 1
+// in the 128-byte swizzle, zeros outside the tensor (rows past M, K past the end). The driver's encoder
+// comes through the runtime (no link against libcuda), looked up once. Encoding takes host time and the
+// workspace address is stable per (device, stream), so each thread keeps the last map it encoded.
+inline bool tokens_tensor_map(CUtensorMap* map, const void* tokens, int k, int m, int l, int box_rows) {
+  using Encode = decltype(&cuTensorMapEncodeTiled);
+  static const Encode encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      return static_cast<Encode>(nullptr);
+    }
+    return reinterpret_cast<Encode>(fn);
+  }();
+  struct Cached {
+    const void* tokens = nullptr;
+    int k = 0, m = 0, l = 0, box_rows = 0;
+    CUtensorMap map;
+  };
+  thread_local Cached cached;
+  if (cached.tokens == tokens && cached.k == k && cached.m == m && cached.l == l && cached.box_rows == box_rows) {
+    *map = cached.map;
+    return true;
+  }
+  if (encode == nullptr) return false;
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(m), static_cast<cuuint64_t>(l)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(k) * 2, static_cast<cuuint64_t>(k) * 2 * m};
+  const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(box_rows), 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  if (encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<void*>(tokens), dims, strides, box, element_strides,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+    return false;
+  }
+  cached = Cached{tokens, k, m, l, box_rows, *map};
+  return true;
+}
+
+// The launcher and its registry hooks for one (token tile, out dtype, kernel).
 template <int kTileM, class ElementOut, Kind kKind, int kTileN = detail::kTileN>
 struct DequantGemm {
   static_assert(kTileN == detail::kTileN || kKind == Kind::kWgmmaPrepass, "only the prepass kernel has 256-row tiles");
@@ -1426,6 +1481,9 @@ struct DequantGemm {
     if (attribute_status != cudaSuccess) return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
     const dim3 grid((p.n + kTileN - 1) / kTileN, (p.m + kTileM - 1) / kTileM, p.l * split_k);
     if constexpr (kPrepass) {
+      if (!tokens_tensor_map(&params.tokens_map, params.tokens, p.k, p.m, p.l, kTileM)) {
+        return {false, "cuTensorMapEncodeTiled failed for the prepass's fp16 tokens"};
+      }
       const long long segments = static_cast<long long>(p.l) * p.m * (p.k / prepass::kSegmentK);
       const unsigned blocks = static_cast<unsigned>((segments + prepass::kThreads - 1) / prepass::kThreads);
       dequant_tokens_kernel<prepass::kSegmentK><<<blocks, prepass::kThreads, 0, ctx.stream>>>(params);
