@@ -44,22 +44,13 @@ SM100_TILE_K = 256
 # Split-K counts the tuner measures and the sm100 model predicts (the ones a K tile count allows).
 SPLIT_K_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16)
 
-# sm90 dequantizing kernel (csrc/include/nvfp4_gemm/sm90/dequant_gemm.cuh): tile M = tokens per CTA,
-# N = 128 weight rows, K = 128-element pipeline stages; split-K chosen at run time; the MMA
-# instruction is mma.sync (m16n8k16) or wgmma (m64nNk16, N = tile M).
-_SM90_TILE_M = (16, 32, 64, 128)
-_SM90_MMA = ("mma_sync", "wgmma", "direct")
-# Where the sm90 wgmma kernels dequantize the tokens: "in_cta" (every CTA again, from the raw FP4 in
-# its pipeline) or "prepass" (once per call into an fp16 workspace the GEMM copies from; token tiles
-# 64, 128 or 256).
-_SM90_TOKENS = ("in_cta", "prepass")
-# prepass tiles (tokens, weight rows, K): the accumulators (tokens x weight rows / 256 FP32 per
-# consumer thread) must fit in registers, so at most 128 x 256 or 256 x 128
-_SM90_PREPASS_TILES = ((64, 128, 128), (128, 128, 128), (256, 128, 128), (64, 256, 128), (128, 256, 128))
-_SM90_TILE_N = (128,)
-_SM90_TILE_K = (128,)
-# mma = "direct": decode kernel, mma.sync fed straight from global memory; 16 tokens x 128 weight
-# rows per CTA, K in chunks of 64 (its split-K unit)
+# sm90 kernels (csrc/include/nvfp4_gemm/sm90/): mma = "wgmma" (token prepass into fp16 + warp-specialized
+# wgmma kernel; tile = [tokens, weight rows, K stage]; the accumulators, tokens x weight rows / 256 FP32
+# per consumer thread, must fit in registers, so at most 128 x 256 or 256 x 128) or "direct" (decode:
+# mma.sync fed straight from global memory; 16 tokens x 128 weight rows per CTA, K in chunks of 64,
+# its split-K unit). Split-K chosen at run time.
+_SM90_MMA = ("wgmma", "direct")
+_SM90_WGMMA_TILES = ((64, 128, 128), (128, 128, 128), (256, 128, 128), (64, 256, 128), (128, 256, 128))
 _SM90_DIRECT_TILE = (16, 128, 64)
 
 _TABLE_NAME = "configs.toml"
@@ -74,10 +65,9 @@ class Config:
     tile: tuple[int, int, int]
     cluster: tuple[int, int]
     why: str
-    mma: str = "tcgen05"  # sm100: tcgen05 block-scaled MMA; sm90: "mma_sync" or "wgmma"
+    mma: str = "tcgen05"  # sm100: tcgen05 block-scaled MMA; sm90: "wgmma" or "direct"
     scheduler: str = "data_parallel"  # sm100: "data_parallel" or "stream_k"
     swap_ab: bool = False  # sm100: weights are the MMA's M operand, tokens its N (for small M)
-    tokens: str = "in_cta"  # sm90 wgmma: "in_cta" or "prepass" (see _SM90_TOKENS)
 
     @property
     def sm_major(self) -> int:
@@ -151,11 +141,12 @@ def _config_name(
     mma: str,
     scheduler: str,
     swap_ab: bool,
-    tokens: str = "in_cta",
 ) -> str:
     if family == "sm90":
-        kind = {"wgmma": "wgmma", "direct": "direct"}.get(mma, "dequant")
-        prepass = "_prepass" if tokens == "prepass" else ""
+        # "prepass": the wgmma kernel reads tokens dequantized once per call (names of tuned tables
+        # measured with the in-CTA kernels of Hopper v3-v5 stay unknown instead of meaning another kernel)
+        kind = "wgmma" if mma == "wgmma" else "direct"
+        prepass = "_prepass" if mma == "wgmma" else ""
         return f"sm90_{kind}_{tile[0]}x{tile[1]}x{tile[2]}{prepass}_splitk"
     sms = _SM100_TILE_M.get(tile[0], "?sm")
     name = f"{family}_{sms}_{tile[0]}x{tile[1]}x{tile[2]}_c{cluster[0]}x{cluster[1]}"
@@ -175,7 +166,7 @@ def _check_row(row: dict, index: int) -> Config:
     cluster = tuple(int(x) for x in row["cluster"])
     if len(tile) != 3 or len(cluster) != 2:
         raise ValueError(f"{where}: tile is [M, N, K] and cluster is [M, N]")
-    mma = row.get("mma", "tcgen05" if family == "sm100" else "mma_sync")
+    mma = row.get("mma", "tcgen05" if family == "sm100" else None)
     if family == "sm100":
         if tile[0] not in _SM100_TILE_M or tile[1] not in _SM100_TILE_N or tile[2] not in _SM100_TILE_K:
             raise ValueError(
@@ -187,21 +178,11 @@ def _check_row(row: dict, index: int) -> Config:
         if tile[0] == 256 and cluster[0] % 2:
             raise ValueError(f"{where}: a 2SM tile (M=256) needs an even cluster M, got {cluster[0]}")
     else:
-        tokens = row.get("tokens", "in_cta")
-        if tokens not in _SM90_TOKENS:
-            raise ValueError(f"{where}: sm90 tokens must be one of {_SM90_TOKENS}, got {tokens!r}")
-        if tokens == "prepass":
-            if mma != "wgmma" or tile not in _SM90_PREPASS_TILES:
-                raise ValueError(
-                    f"{where}: the token prepass serves the wgmma kernel with a tile in "
-                    f"{[list(t) for t in _SM90_PREPASS_TILES]}; got mma = {mma!r}, tile {list(tile)}"
-                )
-        elif mma == "direct":
-            if tuple(tile) != _SM90_DIRECT_TILE:
-                raise ValueError(f"{where}: the direct sm90 kernel's tile is {list(_SM90_DIRECT_TILE)}, got {list(tile)}")
-        elif tile[0] not in _SM90_TILE_M or tile[1] not in _SM90_TILE_N or tile[2] not in _SM90_TILE_K:
+        if mma == "direct" and tuple(tile) != _SM90_DIRECT_TILE:
+            raise ValueError(f"{where}: the direct sm90 kernel's tile is {list(_SM90_DIRECT_TILE)}, got {list(tile)}")
+        if mma == "wgmma" and tile not in _SM90_WGMMA_TILES:
             raise ValueError(
-                f"{where}: sm90 tile must be M in {_SM90_TILE_M}, N in {_SM90_TILE_N}, K in {_SM90_TILE_K}; "
+                f"{where}: the sm90 wgmma kernel's tile must be one of {[list(t) for t in _SM90_WGMMA_TILES]}, "
                 f"got {list(tile)}"
             )
         if cluster != (1, 1):
@@ -214,21 +195,18 @@ def _check_row(row: dict, index: int) -> Config:
     swap_ab = row.get("swap_ab", False)
     if not isinstance(swap_ab, bool):
         raise ValueError(f"{where}: swap_ab must be true or false, got {swap_ab!r}")
-    tokens = row.get("tokens", "in_cta")
-    if family != "sm90" and "tokens" in row:
-        raise ValueError(f"{where}: tokens is an sm90 option (Blackwell reads FP4 tokens as given)")
     if family != "sm100" and (scheduler != "data_parallel" or swap_ab):
         raise ValueError(f"{where}: scheduler and swap_ab are sm100 options (the sm90 kernel has its own split-K)")
     if scheduler not in _SM100_SCHEDULERS:
         raise ValueError(f"{where}: scheduler must be one of {_SM100_SCHEDULERS}, got {scheduler!r}")
     if scheduler == "stream_k" and tile[1] in _SM100_STREAM_K_TILE_N_UNSUPPORTED:
         raise ValueError(f"{where}: CUTLASS 4.2 runs stream-K data-parallel for tile N = {tile[1]}; use another N")
-    expected = _config_name(family, tile, cluster, mma, scheduler, swap_ab, tokens)
+    expected = _config_name(family, tile, cluster, mma, scheduler, swap_ab)
     if row["name"] != expected:
         raise ValueError(f"{where}: name must say what the config is: expected {expected!r}")
     return Config(
         name=row["name"], family=family, tile=tile, cluster=cluster, why=row.get("why", ""), mma=mma,
-        scheduler=scheduler, swap_ab=swap_ab, tokens=tokens,
+        scheduler=scheduler, swap_ab=swap_ab,
     )
 
 
