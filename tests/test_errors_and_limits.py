@@ -38,6 +38,14 @@ def test_an_operand_that_requires_grad_is_an_error_naming_it(entry, argument):
     assert torch.equal(got, formats.reference_gemm(a, b, sa, sb, alpha))
 
 
+def test_requires_grad_under_torch_compile_is_the_same_error():
+    a, b, sa, sb, alpha = operands(seed=2, with_alpha=True)
+    alpha.requires_grad_()
+    compiled = torch.compile(lambda: nvfp4_gemm.gemm(a, b, sa, sb, alpha), fullgraph=True)
+    with pytest.raises(Exception, match=r"alpha requires grad, but nvfp4_gemm has no backward"):
+        compiled()
+
+
 def test_an_out_that_requires_grad_is_an_error():
     a, b, sa, sb, _ = operands(seed=2)
     out = torch.zeros(16, 32, dtype=torch.float16, requires_grad=True)
@@ -369,3 +377,80 @@ def test_plain_scales_of_the_right_size_are_a_wrong_answer_assert_blocked_like_c
     assert not torch.equal(wrong, nvfp4_gemm.gemm(a, b, sa, sb))
     with pytest.raises(AssertionError, match="plain row-major order"):
         nvfp4_gemm.testing.assert_blocked_like(plain_a, plain_a.reshape(-1))
+
+
+# On a GPU with kernels (the H200 for the sm90 cases): the same rules on the launch path ---------------
+
+
+def hopper_or_skip():
+    from test_gpu import supported_gpu_or_skip
+
+    device = supported_gpu_or_skip()
+    if torch.cuda.get_device_capability(device)[0] != 9:
+        pytest.skip("pins sm90 configs")
+    return device
+
+
+@pytest.mark.parametrize("m,n,k,l", EMPTY)
+def test_empty_problems_on_the_gpu_launch_nothing(m, n, k, l, monkeypatch):
+    from test_gpu import supported_gpu_or_skip
+
+    device = supported_gpu_or_skip()
+    a, b, sa, sb, alpha = (t.to(device) for t in operands(m, n, k, l, seed=20, with_alpha=True))
+
+    def no_launch(*args, **kwargs):
+        raise AssertionError("an empty problem must not launch a kernel")
+
+    monkeypatch.setattr(ops, "_launch_cuda", no_launch)
+    out_shape = (m, n) if l is None else (l, m, n)
+    out = poisoned(out_shape, torch.float16, device)
+    results = [torch.ops.nvfp4.gemm(a, b, sa, sb, alpha), nvfp4_gemm.gemm(a, b, sa, sb, alpha, out=out)]
+    for got in results:
+        assert got.shape == out_shape and got.device == device
+        assert torch.equal(got.cpu(), torch.zeros(out_shape, dtype=torch.float16))
+    with pytest.raises(ValueError, match=r"^config='nope' is not in the config table"):
+        nvfp4_gemm.gemm(a, b, sa, sb, config="nope")
+
+
+def test_gpu_batch_past_the_grid_is_an_error_before_the_launch_and_the_boundary_runs():
+    device = hopper_or_skip()
+    direct = "sm90_direct_16x128x64_splitk"
+    a, b, sa, sb, _ = (t.to(device) if t is not None else None for t in operands(1, 8, 32, 65536, seed=21))
+    with pytest.raises(ValueError, match=r"gridDim.z = L \* split_k exceeds CUDA's limit of 65535"):
+        nvfp4_gemm.gemm(a, b, sa, sb)  # the resolver's config, whichever: every sm90 grid has z = L * split_k
+    with pytest.raises(ValueError, match=r"gridDim.z = L \* split_k exceeds CUDA's limit of 65535"):
+        torch.ops.nvfp4.gemm(a, b, sa, sb)
+    # the largest batch launches and is exact (no sticky error from the refused call)
+    a, b, sa, sb = a[:65535], b[:65535], sa[: sa.numel() * 65535 // 65536], sb[: sb.numel() * 65535 // 65536]
+    got = nvfp4_gemm.gemm(a, b, sa, sb, config=direct, split_k=1)
+    want = formats.reference_gemm(a.cpu(), b.cpu(), sa.cpu(), sb.cpu())
+    assert torch.equal(got.cpu(), want)
+
+
+def test_gpu_rows_past_the_grid_is_an_error_and_the_boundary_runs():
+    device = hopper_or_skip()
+    direct = "sm90_direct_16x128x64_splitk"  # 16 token rows per CTA along gridDim.y
+    largest = 65535 * 16
+    a, b, sa, sb, _ = operands(largest + 1, 8, 32, seed=22)
+    a, b, sb = a.to(device), b.to(device), sb.to(device)
+    with pytest.raises(ValueError, match=r"gridDim.y = ceil\(M / 16\) exceeds CUDA's limit of 65535"):
+        nvfp4_gemm.gemm(a, b, sa.to(device), sb, config=direct)
+    fits = formats.to_blocked(formats.from_blocked(sa, largest + 1, 32)[:largest]).to(device)
+    got = nvfp4_gemm.gemm(a[:largest], b, fits, sb, config=direct, split_k=1)
+    want = formats.reference_gemm(a[:largest].cpu(), b.cpu(), fits.cpu(), sb.cpu())
+    assert torch.equal(got.cpu(), want)
+
+
+def test_gpu_out_overlapping_an_input_and_requires_grad_are_errors():
+    from test_gpu import supported_gpu_or_skip
+
+    device = supported_gpu_or_skip()
+    a, b, sa, sb, alpha = (t.to(device) for t in operands(16, 32, 64, seed=23, with_alpha=True))
+    arena = torch.zeros(4096, dtype=torch.uint8, device=device)
+    out = arena[:1024].view(torch.float16).view(16, 32)
+    shared_a = arena[512 : 512 + a.numel()].view(16, 32)
+    shared_a.copy_(a)
+    with pytest.raises(ValueError, match=r"^out overlaps a in memory"):
+        nvfp4_gemm.gemm(shared_a, b, sa, sb, out=out)
+    with pytest.raises(ValueError, match=r"^alpha requires grad"):
+        torch.ops.nvfp4.gemm(a, b, sa, sb, alpha.clone().requires_grad_())
