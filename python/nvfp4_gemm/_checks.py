@@ -167,38 +167,34 @@ def _check_storage(a, b, a_scale, b_scale, alpha, out) -> None:
         named.append(("alpha", alpha))
     if out is not None:
         named.append(("out", out))
+    grad_mode = torch.is_grad_enabled()
     for name, t in named:
         if name != "alpha" and not t.is_contiguous():
             raise ValueError(
                 f"{name} must be contiguous (the kernels read its storage as the packed layout), "
                 f"got shape {tuple(t.shape)} with strides {t.stride()}"
             )
+        if grad_mode and t.requires_grad:
+            raise ValueError(
+                f"{name} requires grad, but nvfp4_gemm has no backward (an inference GEMM of quantized "
+                f"operands): pass {name}.detach() or call it under torch.no_grad() / torch.inference_mode()"
+            )
     device = a.device
     for name, t in named[1:]:
         if t.device != device:
             raise ValueError(f"{name} is on {t.device} but a is on {device}: all tensors must be on one device")
-    if torch.is_grad_enabled():
-        for name, t in named:
-            if t.requires_grad:
-                raise ValueError(
-                    f"{name} requires grad, but nvfp4_gemm has no backward (an inference GEMM of quantized "
-                    f"operands): pass {name}.detach() or call it under torch.no_grad() / torch.inference_mode()"
-                )
-    if out is not None:
+    if out is not None and not out.is_meta:
         _check_out_overlap(out, named[:-1])
 
 
 def _check_out_overlap(out: torch.Tensor, inputs: list) -> None:
-    """The kernels write `out` while they read the inputs: no input may share a byte with it."""
-    if out.numel() == 0 or out.device.type == "meta":
-        return
+    """The kernels write `out` while they read the inputs: no input may share a byte with it (all are
+    contiguous, so each occupies [data_ptr, data_ptr + nbytes))."""
     out_begin = out.data_ptr()
-    out_end = out_begin + out.numel() * out.element_size()  # contiguous: checked above
+    out_end = out_begin + out.nbytes
     for name, t in inputs:
-        if t.numel() == 0:
-            continue
         begin = t.data_ptr()
-        if begin < out_end and out_begin < begin + t.numel() * t.element_size():
+        if begin < out_end and out_begin < begin + t.nbytes and t.nbytes and out_end > out_begin:
             raise ValueError(
                 f"out overlaps {name} in memory: the kernel would overwrite {name} while reading it; "
                 f"pass an out that shares no memory with the inputs"

@@ -203,15 +203,21 @@ def gemm(
         a: packed FP4 (M, K/2) or (L, M, K/2), uint8 or torch.float4_e2m1fn_x2, contiguous.
         b: packed FP4 (N, K/2) or (L, N, K/2): the nn.Linear weight layout (K-major).
         a_scale, b_scale: float8_e4m3fn scales in the cuBLAS 128x4 blocked layout (any shape
-            whose contiguous storage is that layout, e.g. flat from `to_blocked`).
+            whose contiguous storage is that layout, e.g. flat from `to_blocked`). Plain row-major
+            (rows, K/16) scales of the same size cannot be detected and give a wrong result: convert
+            them with `nvfp4_gemm.to_blocked` (`nvfp4_gemm.testing.assert_blocked_like` checks).
         alpha: optional float32 one-element tensor on the same device (a global scale).
         out_dtype: torch.float16, torch.bfloat16 or torch.float32; default: out's dtype if `out`
             is given, else torch.float16.
-        out: optional preallocated output (M, N) or (L, M, N) of `out_dtype`; written in place.
-        config: optional config name from the config table, bypassing the resolver.
+        out: optional preallocated output (M, N) or (L, M, N) of `out_dtype`, contiguous and sharing
+            no memory with the inputs; written in place.
+        config: optional config name from the config table, bypassing the resolver (checked on every
+            device; eager calls only).
         split_k: optional K partition count for configs with split-K (default: the resolver's).
 
-    CUDA tensors run on their device's current stream; CPU tensors use the exact reference.
+    CUDA tensors run on their device's current stream; CPU tensors use the exact reference. M, N or
+    L = 0 give the empty output and K = 0 gives alpha * 0, without a launch. No argument may require
+    grad (there is no backward). The limits and their errors: README, "Errors and limits".
     """
     if out_dtype is None:
         out_dtype = out.dtype if isinstance(out, torch.Tensor) else torch.float16
