@@ -3,7 +3,8 @@
     python -m nvfp4_gemm [--shapes MxNxK ...] [--json FILE] [--plot FILE]
         On a GPU this wheel has kernels for: verify each shape against the exact reference, then time
         it next to the vendor baseline (CUDA events, L2 flushed, median) and print the table.
-        Elsewhere: run one small GEMM through the CPU reference path and say why.
+        Elsewhere: run one small GEMM through the CPU reference path and say why (with --shapes,
+        --json or --plot: exit status 2, saying why, since there is nothing to time).
     python -m nvfp4_gemm tune [--shapes MxNxK ...] [--out FILE] [--iters N]
         Measure every valid config on this GPU and write the tuned table the resolver reads.
     python -m nvfp4_gemm model [--sm-count N]

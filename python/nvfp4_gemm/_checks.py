@@ -25,7 +25,8 @@ _POINTER_ALIGNMENT = 16
 MAX_EXTENT = 2**31 - 256
 # Largest L: a 32-bit int in the binding (the kernels' grids allow far fewer, see check_kernel_limits).
 MAX_BATCH = 2**31 - 1
-# CUDA's limit on gridDim.y and gridDim.z (gridDim.x allows 2^31 - 1).
+# CUDA's limit on gridDim.y and gridDim.z. gridDim.x allows 2^31 - 1, which no launch reaches within
+# MAX_EXTENT: x counts tiles of at least 64 rows (sm90: N / 128; sm100: M / 128 or N / 64 clusters).
 MAX_GRID_YZ = 65535
 # CUTLASS's sm100 scale-factor layout (Sm1xxBlkScaledConfig) has 32-bit strides: one matrix's blocked
 # scales must stay below 2^31 bytes.
@@ -161,7 +162,8 @@ def check_out(out, out_dtype: torch.dtype, out_shape: tuple[int, ...]) -> None:
 
 
 def _check_storage(a, b, a_scale, b_scale, alpha, out) -> None:
-    """Contiguity and one device: properties of the tensors themselves, checked on every call."""
+    """Contiguity, grad, one device, no overlap with `out`: properties of the tensors themselves,
+    checked on every call."""
     named = [("a", a), ("b", b), ("a_scale", a_scale), ("b_scale", b_scale)]
     if alpha is not None:
         named.append(("alpha", alpha))
@@ -194,7 +196,7 @@ def _check_out_overlap(out: torch.Tensor, inputs: list) -> None:
     out_end = out_begin + out.nbytes
     for name, t in inputs:
         begin = t.data_ptr()
-        if begin < out_end and out_begin < begin + t.nbytes and t.nbytes and out_end > out_begin:
+        if t.nbytes and out_end > out_begin and begin < out_end and out_begin < begin + t.nbytes:
             raise ValueError(
                 f"out overlaps {name} in memory: the kernel would overwrite {name} while reading it; "
                 f"pass an out that shares no memory with the inputs"
@@ -271,7 +273,8 @@ def launch_grid(config: "Config", m: int, n: int, l: int, split_k: int) -> tuple
     the user's N, M), transposed when it rasterizes along N unless that would put more than 65535 on y;
     stream-K's split-K mode launches (M-side, N-side, L * splits). Stream-K proper (split_k = 1) may
     instead launch waves of at most one CTA per SM along z, which reach 65535 only past 65535 x SMs
-    output tiles (> 50 G outputs), more than a GPU holds: the tile grid stands for it.
+    output tiles (> 50 G outputs), more than a GPU holds: the tile grid stands for it. (The sm90 token
+    prepass runs a 1-D grid of L * M * K / 8192 CTAs: past 2^31 - 1 only for fp16 tokens of > 32 TB.)
     """
     if config.family == "sm90":
         return _ceil_div(n, config.tile[1]), _ceil_div(m, config.tile[0]), l * split_k

@@ -231,7 +231,7 @@ def gemm(
         if shape.empty:
             if config is not None:
                 pinned_config(config, torch.cuda.get_device_capability(a.device)[0])
-            return _answer_empty(shape, alpha, out)
+            return _answer_empty(alpha, out)
         _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, config, split_k)
         return out
     if a.device.type != "cpu":
@@ -243,7 +243,7 @@ def gemm(
             check_split_k(split_k, shape.k, pinned)
             check_kernel_limits(pinned, shape, 1 if split_k is None else split_k)
     if shape.empty:
-        return _answer_empty(shape, alpha, torch.empty(shape.out_shape, dtype=out_dtype) if out is None else out)
+        return _answer_empty(alpha, torch.empty(shape.out_shape, dtype=out_dtype) if out is None else out)
     result = reference_gemm(a, b, a_scale, b_scale, alpha, out_dtype)
     if out is None:
         return result
@@ -267,7 +267,7 @@ def _gemm_traced(a, b, a_scale, b_scale, alpha, out_dtype, out, config, split_k)
     return out
 
 
-def _answer_empty(shape: GemmShape, alpha: Optional[torch.Tensor], out: torch.Tensor) -> torch.Tensor:
+def _answer_empty(alpha: Optional[torch.Tensor], out: torch.Tensor) -> torch.Tensor:
     """A problem with no work, answered without a kernel: no elements (M, N or L = 0), or K = 0, whose
     sums are empty: out = alpha * 0, as torch.matmul gives (NaN where alpha is inf or NaN, as the reference)."""
     if out.numel():
@@ -286,7 +286,7 @@ _lib.define(_SCHEMA)
 def _gemm_cpu(a, b, a_scale, b_scale, alpha=None, out_dtype=torch.float16):
     shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype)
     if shape.empty:
-        return _answer_empty(shape, alpha, torch.empty(shape.out_shape, dtype=out_dtype))
+        return _answer_empty(alpha, torch.empty(shape.out_shape, dtype=out_dtype))
     return reference_gemm(a, b, a_scale, b_scale, alpha, out_dtype)
 
 
@@ -294,7 +294,7 @@ def _gemm_cuda(a, b, a_scale, b_scale, alpha=None, out_dtype=torch.float16):
     shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype)
     out = torch.empty(shape.out_shape, dtype=out_dtype, device=a.device)
     if shape.empty:
-        return _answer_empty(shape, alpha, out)
+        return _answer_empty(alpha, out)
     _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, None)
     return out
 
