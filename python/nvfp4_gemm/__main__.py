@@ -3,7 +3,8 @@
     python -m nvfp4_gemm [--shapes MxNxK ...] [--json FILE] [--plot FILE]
         On a GPU this wheel has kernels for: verify each shape against the exact reference, then time
         it next to the vendor baseline (CUDA events, L2 flushed, median) and print the table.
-        Elsewhere: run one small GEMM through the CPU reference path and say why.
+        Elsewhere: run one small GEMM through the CPU reference path and say why (with --shapes,
+        --json or --plot: exit status 2, saying why, since there is nothing to time).
     python -m nvfp4_gemm tune [--shapes MxNxK ...] [--out FILE] [--iters N]
         Measure every valid config on this GPU and write the tuned table the resolver reads.
     python -m nvfp4_gemm model [--sm-count N]
@@ -21,6 +22,7 @@ import sys
 import torch
 
 from . import compiled_architectures
+from .configs import shape_rule_violation
 from .ops import unsupported_reason
 from .task_shapes import RANKED_SHAPES
 from .testing import check_against_reference, random_operands
@@ -34,7 +36,21 @@ def _parse_shape(text: str) -> tuple[int, int, int]:
         m, n, k = (int(x) for x in text.lower().split("x"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"shape must be MxNxK, e.g. 128x7168x2048, got {text!r}") from None
+    # the shapes are run with fp16 output: the gemm's own rules, said before anything runs
+    violation = shape_rule_violation(m, n, k, 1, "float16")
+    if violation:
+        raise argparse.ArgumentTypeError(f"shape {text}: {violation}")
     return m, n, k
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
 
 
 def _supported_gpu() -> tuple[bool, str]:
@@ -105,9 +121,11 @@ def main(argv: list[str] | None = None) -> int:
     tune_parser = sub.add_parser("tune", help="measure every valid config and write a tuned table")
     tune_parser.add_argument("--shapes", nargs="+", type=_parse_shape, help="default: ranked shapes + decode sweep")
     tune_parser.add_argument("--out", help="tuned table path (default: <gpu name>.json here)")
-    tune_parser.add_argument("--iters", type=int, default=50, help="timed calls per candidate")
+    tune_parser.add_argument("--iters", type=_positive_int, default=50, help="timed calls per candidate")
     model_parser = sub.add_parser("model", help="print the B200 model's predicted times (no GPU needed)")
-    model_parser.add_argument("--sm-count", type=int, default=148, help="multiprocessors (default: B200's 148)")
+    model_parser.add_argument(
+        "--sm-count", type=_positive_int, default=148, help="multiprocessors (default: B200's 148)"
+    )
     args = parser.parse_args(argv)
     if args.command == "model":
         return _model(args)
@@ -120,6 +138,11 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return _tune(args)
     if not supported:
+        asked = [flag for flag, value in (("--shapes", args.shapes), ("--json", args.json), ("--plot", args.plot)) if value]
+        if asked:
+            print(f"{', '.join(asked)}: the main job verifies and times the GPU kernels, and this machine has none "
+                  f"to run ({unsupported_reason()}); without them it runs one CPU reference GEMM", file=sys.stderr)
+            return 2
         return _cpu_demo()
     return _main_job(args)
 

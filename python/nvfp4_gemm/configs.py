@@ -120,11 +120,19 @@ class ConfigTable:
         raise KeyError(f"unknown config {name!r}; the table has: {known}")
 
 
-def shape_rule_violation(m: int, n: int, k: int, l: int, out_dtype: str) -> Optional[str]:
-    """The problem-level rules every kernel shares; None when the problem is valid."""
+def shape_rule_violation(
+    m: int, n: int, k: int, l: int, out_dtype: str, *, allow_empty: bool = False
+) -> Optional[str]:
+    """The problem-level rules every kernel shares; None when the problem is valid.
+
+    Kernels need every size positive; `allow_empty` accepts zeros, for the call-level check (an empty
+    problem is answered without a kernel)."""
     if out_dtype not in OUT_DTYPES:
         return f"out_dtype must be one of {', '.join(OUT_DTYPES)}, got {out_dtype}"
-    if m < 1 or n < 1 or k < 1 or l < 1:
+    if allow_empty:
+        if m < 0 or n < 0 or k < 0 or l < 0:
+            return f"M, N, K and L must not be negative, got M={m}, N={n}, K={k}, L={l}"
+    elif m < 1 or n < 1 or k < 1 or l < 1:
         return f"M, N, K and L must be positive, got M={m}, N={n}, K={k}, L={l}"
     if k % K_ALIGNMENT:
         return f"K (= 2 * a.shape[-1]) must be a multiple of {K_ALIGNMENT}, got K={k}"
