@@ -164,7 +164,7 @@ def test_sm90_grid_is_what_the_launcher_launches():
 
 
 @pytest.mark.parametrize(
-    "name", ["sm90_direct_16x128x64_splitk", "sm90_dequant_16x128x128_splitk", "sm90_wgmma_128x128x128_splitk"]
+    "name", ["sm90_direct_16x128x64_splitk", "sm90_wgmma_64x256x128_prepass_splitk", "sm90_wgmma_256x128x128_prepass_splitk"]
 )
 def test_sm90_grid_limits(name):
     cfg = config(name)

@@ -267,7 +267,7 @@ def _round_up(x: int, y: int) -> int:
 def launch_grid(config: "Config", m: int, n: int, l: int, split_k: int) -> tuple[int, int, int]:
     """The CUDA grid (x, y, z) that `config` launches for the problem.
 
-    sm90 (csrc/include/nvfp4_gemm/sm90/dequant_gemm.cuh): (weight tiles of 128, token tiles, L * split_k).
+    sm90 (csrc/include/nvfp4_gemm/sm90/launcher.cuh): (weight tiles, token tiles, L * split_k).
     sm100: CUTLASS 4.2's tile schedulers (cutlass/gemm/kernel/tile_scheduler_params.h): the data-parallel
     one launches one CTA per tile, (M-side CTAs, N-side CTAs, L) of the kernel's own problem (swap-AB:
     the user's N, M), transposed when it rasterizes along N unless that would put more than 65535 on y;
