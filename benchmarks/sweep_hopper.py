@@ -35,13 +35,9 @@ M_GROUPS = {"decode (M <= 16)": (1, 16), "batch (M 64-128)": (64, 128), "prefill
 def _candidates(m: int, n: int, k: int) -> list[tuple[str, int]]:
     pairs = []
     for config in candidates(9):
-        if config.mma == "mma_sync":
-            continue  # the reference design; slower everywhere on the H200 (tuned table)
         if config.mma == "direct" and m > config.tile[0]:
             continue
-        if config.tokens == "in_cta" and config.mma == "wgmma" and m > 2 * config.tile[0] and config.tile[0] < 128:
-            continue
-        if config.tokens == "prepass" and config.tile[0] > 2 * max(m, 64):
+        if config.mma == "wgmma" and config.tile[0] > 2 * max(m, 64):
             continue
         tiles = -(-n // config.tile[1]) * -(-m // config.tile[0])
         for split in config.split_options(k):
