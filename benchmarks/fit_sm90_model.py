@@ -5,7 +5,8 @@
 Every timed (wgmma config, split_k) candidate of every shape with M > 16 (decode runs the direct
 kernel) is one equation of the model in nvfp4_gemm/resolver.py:
 
-    us = fixed[tile] + per_stage[tile] * waves * ceil(stages / split) + reduction * (split - 1) * M * N / 1e6
+    us = fixed[tile] + per_stage[tile] * waves * ceil(stages / split)
+         + (split > 1) * (split_fixed + split_reduction * (split - 1) * M * N / 1e6)
 
 solved by least squares (relative error: every equation divided by its measured time). Prints the
 constants to paste into `_SM90_WGMMA_COST`, then, per shape, the model's pick (among the measured
@@ -53,24 +54,24 @@ def _terms(config, m, n, k, split, sm_count):
     tiles = -(-n // config.tile[1]) * -(-m // config.tile[0])
     waves = -(-tiles * split // sm_count)
     stages = -(-k // config.tile[2])
-    return waves * -(-stages // split), (split - 1) * m * n / 1e6
+    return waves * -(-stages // split), float(split > 1), (split - 1) * m * n / 1e6
 
 
-def fit(paths: list[str]) -> tuple[dict, float]:
+def fit(paths: list[str]) -> tuple[dict, float, float]:
     tiles = sorted({(c.tile[0], c.tile[1]) for c in load_table().configs if c.family == "sm90" and c.mma == "wgmma"})
     column = {tile: i for i, tile in enumerate(tiles)}
     a_rows, b = [], []
     for (m, n, k), sm_count, candidates in _rows(paths):
         for config, split, us in candidates:
-            stage_term, reduction_term = _terms(config, m, n, k, split, sm_count)
-            row = [0.0] * (2 * len(tiles) + 1)
+            stage_term, split_term, reduction_term = _terms(config, m, n, k, split, sm_count)
+            row = [0.0] * (2 * len(tiles) + 2)
             i = column[(config.tile[0], config.tile[1])]
-            row[2 * i], row[2 * i + 1], row[-1] = 1.0, stage_term, reduction_term
+            row[2 * i], row[2 * i + 1], row[-2], row[-1] = 1.0, stage_term, split_term, reduction_term
             a_rows.append([x / us for x in row])
             b.append(1.0)
     solution, *_ = np.linalg.lstsq(np.array(a_rows), np.array(b), rcond=None)
     cost = {tile: (round(float(solution[2 * i]), 2), round(float(solution[2 * i + 1]), 4)) for tile, i in column.items()}
-    return cost, round(float(solution[-1]), 2)
+    return cost, round(float(solution[-2]), 2), round(float(solution[-1]), 2)
 
 
 def check(paths: list[str]) -> float:
@@ -94,13 +95,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--check-only", action="store_true")
     args = parser.parse_args(argv)
     if not args.check_only:
-        cost, reduction = fit(args.sweeps)
+        cost, split_fixed, reduction = fit(args.sweeps)
+        print(f"fitted on {sum(len(c) for *_, c in _rows(args.sweeps))} timings")
         print("_SM90_WGMMA_COST = {")
         for tile, (fixed, per_stage) in cost.items():
             print(f"    {tile}: ({fixed}, {per_stage}),")
         print("}")
+        print(f"_SM90_SPLIT_FIXED_US = {split_fixed}")
         print(f"_SM90_SPLIT_REDUCTION_US_PER_MELEMENT = {reduction}")
         resolver._SM90_WGMMA_COST.update(cost)
+        resolver._SM90_SPLIT_FIXED_US = split_fixed
         resolver._SM90_SPLIT_REDUCTION_US_PER_MELEMENT = reduction
     worst = check(args.sweeps)
     print(f"worst slowdown of the model's pick against the measured best: x{worst:.3f}")

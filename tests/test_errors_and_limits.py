@@ -406,7 +406,7 @@ def test_empty_problems_on_the_gpu_launch_nothing(m, n, k, l, monkeypatch):
     out = poisoned(out_shape, torch.float16, device)
     results = [torch.ops.nvfp4.gemm(a, b, sa, sb, alpha), nvfp4_gemm.gemm(a, b, sa, sb, alpha, out=out)]
     for got in results:
-        assert got.shape == out_shape and got.device == device
+        assert got.shape == out_shape and got.device.type == "cuda"
         assert torch.equal(got.cpu(), torch.zeros(out_shape, dtype=torch.float16))
     with pytest.raises(ValueError, match=r"^config='nope' is not in the config table"):
         nvfp4_gemm.gemm(a, b, sa, sb, config="nope")
