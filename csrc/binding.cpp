@@ -166,18 +166,23 @@ LaunchContext make_context(int split_k, std::uintptr_t workspace, std::size_t wo
   return ctx;
 }
 
+void require_prepared(const KernelEntry* entry) {
+  if (entry->prepare == nullptr) {
+    throw py::type_error(std::string("kernel ") + entry->config_name +
+                         " launches without a prepared plan: prepare_only measures the sm100 family");
+  }
+}
+
 // One call of `entry`: through its plan's prepared launch where the family prepares, else its
 // launch function. launch = false stops before the launch (prepared families only).
 void dispatch(PlanTable& plans, const KernelEntry* entry, const GemmProblem& p, const LaunchContext& ctx,
               bool launch) {
   LaunchStatus status;
+  if (!launch) require_prepared(entry);
   if (entry->prepare != nullptr) {
     status = plans.get(entry, p, ctx)->run(p, ctx, launch);
-  } else if (launch) {
-    status = entry->launch(p, ctx);
   } else {
-    throw py::type_error(std::string("kernel ") + entry->config_name +
-                         " launches without a prepared plan: prepare_only measures the sm100 family");
+    status = entry->launch(p, ctx);
   }
   if (!status.ok) {
     throw std::runtime_error(std::string("nvfp4_gemm: kernel ") + entry->config_name + " (" +
@@ -299,6 +304,7 @@ class Kernel {
                     std::uintptr_t out, std::uintptr_t alpha, int m, int n, int k, int l, int split_k,
                     std::uintptr_t workspace, std::size_t workspace_capacity, std::uintptr_t counters,
                     std::size_t counter_capacity, int device, std::uintptr_t stream) const {
+    require_prepared(entry_);  // before the device is touched: a clear error on any machine
     call(a, b, a_scale, b_scale, out, alpha, m, n, k, l, split_k, workspace, workspace_capacity, counters,
          counter_capacity, device, stream, /*launch=*/false);
   }
