@@ -125,7 +125,8 @@ class PlanTable {
     LaunchStatus status;
     std::unique_ptr<PreparedLaunch> plan = entry->prepare(p, ctx, &status);
     if (plan == nullptr) {
-      throw std::runtime_error(std::string("nvfp4_gemm: kernel ") + entry->config_name + ": " + status.message);
+      throw std::runtime_error(std::string("nvfp4_gemm: kernel ") + entry->config_name + " (" +
+                               out_dtype_name(entry->out_dtype) + "): " + status.message);
     }
     return plans_.emplace(key, std::move(plan)).first->second.get();
   }

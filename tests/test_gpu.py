@@ -242,6 +242,17 @@ def test_sm100_prepare_only_on_any_gpu(config, split_k, capfd):
     assert "Failed to initialize the TMA descriptor" not in capfd.readouterr().err
 
 
+def test_sm100_plan_refuses_a_split_of_a_data_parallel_kernel():
+    cuda_device_or_skip()
+    from nvfp4_gemm import _C
+
+    if not any(major == 10 for _, _, major in _C.kernels()):
+        pytest.skip("this build carries no sm100 kernels")
+    kernel = _C.lookup("sm100_2sm_256x128x256_c2x1", "float16")
+    with pytest.raises(RuntimeError, match=r"\(float16\): this data-parallel kernel takes split_k = 1 only"):
+        kernel.prepare_only(0, 0, 0, 0, 0, 0, 128, 256, 512, 1, 2, 0, 0, 0, 0, torch.cuda.current_device(), 0)
+
+
 def test_sm100_launches_reuse_their_plan():
     device = supported_gpu_or_skip()
     if torch.cuda.get_device_capability(device)[0] != 10:
