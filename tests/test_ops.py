@@ -6,6 +6,7 @@ import torch
 
 import nvfp4_gemm
 from nvfp4_gemm import formats
+from nvfp4_gemm.harness import generate_input
 from nvfp4_gemm.testing import random_operands
 
 from conftest import poisoned
@@ -132,20 +133,8 @@ def test_python_api_checks_shapes_before_the_config():
 
 
 def competition_tuple(m, n, k, l, seed, device="cpu"):
-    """Build the GPU MODE harness's tuple the way the harness lays it out."""
-    ops = random_operands(m, n, k, l, seed=seed, device=device)
-    a = ops.a.view(torch.float4_e2m1fn_x2).permute(1, 2, 0)  # (M, K/2, L)
-    b = ops.b.view(torch.float4_e2m1fn_x2).permute(1, 2, 0)
-    padded_m, cols = formats.blocked_scale_shape(m, k)
-    padded_n, _ = formats.blocked_scale_shape(n, k)
-    sfa_buffer = ops.a_scale.view(l, padded_m // 128, cols // 4, 32, 4, 4)
-    sfb_buffer = ops.b_scale.view(l, padded_n // 128, cols // 4, 32, 4, 4)
-    sfa_permuted = sfa_buffer.permute(3, 4, 1, 5, 2, 0)  # (32, 4, R/128, 4, C/4, L)
-    sfb_permuted = sfb_buffer.permute(3, 4, 1, 5, 2, 0)
-    sfa = formats.from_blocked(ops.a_scale, m, k, l).permute(1, 2, 0)  # plain (M, K/16, L), unused
-    sfb = formats.from_blocked(ops.b_scale, n, k, l).permute(1, 2, 0)
-    c = torch.full((l, m, n), float("nan"), dtype=torch.float16, device=device).permute(1, 2, 0)
-    return (a, b, sfa, sfb, sfa_permuted, sfb_permuted, c), ops
+    """The GPU MODE harness's tuple, laid out the way the harness lays it out."""
+    return generate_input(m, n, k, l, seed=seed, device=device)
 
 
 @pytest.mark.parametrize("l", [1, 2])
