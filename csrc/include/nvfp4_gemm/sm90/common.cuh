@@ -235,9 +235,6 @@ struct DequantGemmParams {
   long long a_scale_batch;  // bytes of blocked scales per batch
   long long b_scale_batch;
   int scale_cols_padded;    // round_up(k / 16, 4)
-  // prepass kernel: the fp16 tokens as a 3D tensor (k, m, l) for TMA, boxes of 64 x tile M x 1 in
-  // the 128-byte swizzle, zeros outside (the kernel takes the parameters __grid_constant__)
-  CUtensorMap tokens_map;
 };
 
 // The output tile and the K stages one CTA owns: blockIdx = (weight tile, token tile, batch * split_k

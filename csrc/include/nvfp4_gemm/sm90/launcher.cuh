@@ -124,30 +124,25 @@ struct DequantGemm {
       params.counters = ctx.counters;
       params.partials = reinterpret_cast<float*>(workspace + token_bytes(p));
     }
-    void (*kernel)(DequantGemmParams) = nullptr;
-    int threads = 0, smem_bytes = 0;
-    if constexpr (kKind == Kind::kWgmma) {
-      kernel = wgmma_gemm_kernel<kTileM, kTileN, ElementOut>;
-      threads = WgmmaShape<kTileM, kTileN>::kThreads;
-      smem_bytes = WgmmaShape<kTileM, kTileN>::kSmemBytes;
-    } else {
-      kernel = direct_decode_kernel<kTileM, ElementOut>;
-      threads = direct::kThreads;
-      smem_bytes = direct::kSmemBytes;
-    }
     // Above 48 KB a kernel must opt in to its dynamic shared memory. The attribute belongs to the
     // device's context, so it is set once per device (the binding made `ctx.device_id` current).
     static bool attribute_set[kMaxDevices] = {};
     if (ctx.device_id < 0 || ctx.device_id >= kMaxDevices) return {false, "device index out of range"};
-    if (!attribute_set[ctx.device_id]) {
+    auto opt_in = [&](auto kernel, int smem_bytes) {
+      if (attribute_set[ctx.device_id]) return true;
       if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes) != cudaSuccess) {
-        return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
+        return false;
       }
       attribute_set[ctx.device_id] = true;
-    }
+      return true;
+    };
     const dim3 grid((p.n + kTileN - 1) / kTileN, (p.m + kTileM - 1) / kTileM, p.l * split_k);
-    if constexpr (kPrepass) {
-      if (!tokens_tensor_map(&params.tokens_map, params.tokens, p.k, p.m, p.l, kTileM)) {
+    if constexpr (kKind == Kind::kWgmma) {
+      using Shape = WgmmaShape<kTileM, kTileN>;
+      auto kernel = wgmma_gemm_kernel<kTileM, kTileN, ElementOut>;
+      if (!opt_in(kernel, Shape::kSmemBytes)) return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
+      CUtensorMap tokens_map;
+      if (!tokens_tensor_map(&tokens_map, params.tokens, p.k, p.m, p.l, kTileM)) {
         return {false, "cuTensorMapEncodeTiled failed for the prepass's fp16 tokens"};
       }
       const long long segments = static_cast<long long>(p.l) * p.m * (p.k / prepass::kSegmentK);
@@ -158,19 +153,21 @@ struct DequantGemm {
       // weights; its producers wait (griddepcontrol.wait) before reading the tokens.
       cudaLaunchConfig_t config{};
       config.gridDim = grid;
-      config.blockDim = dim3(threads);
-      config.dynamicSmemBytes = smem_bytes;
+      config.blockDim = dim3(Shape::kThreads);
+      config.dynamicSmemBytes = Shape::kSmemBytes;
       config.stream = ctx.stream;
       cudaLaunchAttribute attribute{};
       attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
       attribute.val.programmaticStreamSerializationAllowed = 1;
       config.attrs = &attribute;
       config.numAttrs = 1;
-      if (cudaLaunchKernelEx(&config, kernel, params) != cudaSuccess) return {false, "kernel launch failed"};
-      return {};
+      if (cudaLaunchKernelEx(&config, kernel, params, tokens_map) != cudaSuccess) return {false, "kernel launch failed"};
+    } else {
+      auto kernel = direct_decode_kernel<kTileM, ElementOut>;
+      if (!opt_in(kernel, direct::kSmemBytes)) return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
+      kernel<<<grid, direct::kThreads, direct::kSmemBytes, ctx.stream>>>(params);
+      if (cudaGetLastError() != cudaSuccess) return {false, "kernel launch failed"};
     }
-    kernel<<<grid, threads, smem_bytes, ctx.stream>>>(params);
-    if (cudaGetLastError() != cudaSuccess) return {false, "kernel launch failed"};
     return {};
   }
 };

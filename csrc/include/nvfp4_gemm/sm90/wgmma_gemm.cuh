@@ -7,6 +7,9 @@
 
 namespace nvfp4_gemm::sm90 {
 
+// `tokens_map`: the prepass's fp16 tokens as a 3D tensor (k, m, l), boxes of 64 x kTileM x 1 in the
+// 128-byte swizzle, zeros outside; a parameter of its own (__grid_constant__, TMA reads it in parameter
+// space): inside DequantGemmParams its 64-byte alignment changed the direct kernel's code, 5-9 % slower.
 // One producer warpgroup (cp.async of raw weights and scales, TMA of the fp16 tokens, into a
 // kSlots-deep ring with one full and one empty mbarrier per slot) and two consumer warpgroups. A CTA
 // covers kTileN = 128 or 256 weight rows: consumer warp w owns rows 16 w + 128 t of m-tile t
@@ -45,7 +48,7 @@ struct WgmmaShape {
 
 template <int kTileM, int kTileN, class ElementOut>
 __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
-    wgmma_gemm_kernel(const __grid_constant__ DequantGemmParams p) {
+    wgmma_gemm_kernel(const DequantGemmParams p, const __grid_constant__ CUtensorMap tokens_map) {
   using namespace detail;
   using S = WgmmaShape<kTileM, kTileN>;
   constexpr int R = S::kSlots;
@@ -115,7 +118,7 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
       mbar_arrive_expect_tx(&full[slot], S::kTokBytes);
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        tma_load_3d(tok + half * (kTileM * 128), &p.tokens_map, &full[slot], s * kStageK + half * 64, m0, batch);
+        tma_load_3d(tok + half * (kTileM * 128), &tokens_map, &full[slot], s * kStageK + half * 64, m0, batch);
       }
     };
 
