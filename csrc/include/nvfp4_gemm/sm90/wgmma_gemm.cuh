@@ -48,7 +48,7 @@ struct WgmmaShape {
 
 template <int kTileM, int kTileN, class ElementOut>
 __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
-    wgmma_gemm_kernel(const DequantGemmParams p, const __grid_constant__ CUtensorMap tokens_map) {
+    wgmma_gemm_kernel(const __grid_constant__ DequantGemmParams p, const __grid_constant__ CUtensorMap tokens_map) {
   using namespace detail;
   using S = WgmmaShape<kTileM, kTileN>;
   constexpr int R = S::kSlots;
