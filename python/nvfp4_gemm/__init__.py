@@ -3,7 +3,9 @@
 ``out = alpha * dequant(a) @ dequant(b).T`` with FP4 (e2m1) values, one FP8 (e4m3) scale per 16
 values in the cuBLAS 128x4 blocked layout, FP32 accumulation and one rounding to fp16/bf16/fp32.
 
-Entry points: ``torch.ops.nvfp4.gemm`` (registered on import) and ``nvfp4_gemm.gemm``.
+Entry points: ``torch.ops.nvfp4.gemm`` and ``torch.ops.nvfp4.quantize`` (registered on import),
+``nvfp4_gemm.gemm``, ``nvfp4_gemm.quantize``; the model path: ``nvfp4_gemm.nn.NVFP4Linear`` and
+``nvfp4_gemm.quantize_model``.
 """
 
 from . import gpumode
@@ -14,6 +16,7 @@ from .formats import (
     blocked_scale_shape,
     dequantize,
     from_blocked,
+    gemm_alpha,
     pack_fp4,
     reference_gemm,
     round_once,
@@ -21,6 +24,7 @@ from .formats import (
     unpack_fp4,
 )
 from .ops import compiled_architectures, gemm, supported_capabilities
+from .quantize import Quantized, quantize
 from .resolver import Resolution, UnsupportedDeviceError, candidates, resolve
 
 __version__ = "0.1.0"
@@ -37,8 +41,11 @@ __all__ = [
     "dequantize",
     "from_blocked",
     "gemm",
+    "gemm_alpha",
     "gpumode",
     "pack_fp4",
+    "quantize",
+    "Quantized",
     "reference_gemm",
     "resolve",
     "round_once",
