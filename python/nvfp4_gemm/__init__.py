@@ -8,7 +8,7 @@ Entry points: ``torch.ops.nvfp4.gemm`` and ``torch.ops.nvfp4.quantize`` (registe
 ``nvfp4_gemm.quantize_model``.
 """
 
-from . import gpumode
+from . import gpumode, nn
 from .configs import Config
 from .formats import (
     E2M1_VALUES,
@@ -23,8 +23,9 @@ from .formats import (
     to_blocked,
     unpack_fp4,
 )
+from .nn import NVFP4Linear, QuantizeSummary, quantize_model
 from .ops import compiled_architectures, gemm, supported_capabilities
-from .quantize import Quantized, quantize
+from .quantization import Quantized, quantize
 from .resolver import Resolution, UnsupportedDeviceError, candidates, resolve
 
 __version__ = "0.1.0"
@@ -32,6 +33,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Config",
     "E2M1_VALUES",
+    "NVFP4Linear",
     "Resolution",
     "UnsupportedDeviceError",
     "blocked_scale_numel",
@@ -46,6 +48,9 @@ __all__ = [
     "pack_fp4",
     "quantize",
     "Quantized",
+    "QuantizeSummary",
+    "quantize_model",
+    "nn",
     "reference_gemm",
     "resolve",
     "round_once",
