@@ -187,7 +187,7 @@ quantize::QuantizeProblem make_quantize_problem(std::uintptr_t x, int dtype, int
   if (padded > 0x7FFFFFFFLL) throw py::value_error("quantize: more than 2^31 blocked scale bytes");
   if (x == 0 && rows > 0) throw py::value_error("quantize: x is null");
   if (fp4 == 0 && rows > 0) throw py::value_error("quantize: fp4 is null");
-  if (scale_blocked == 0 || global_scale_out == 0 || alpha_out == 0) {
+  if ((scale_blocked == 0 && rows > 0) || global_scale_out == 0 || alpha_out == 0) {
     throw py::value_error("quantize: an output pointer is null");
   }
   if (global_scale == 0 && amax_partials == 0) {
@@ -254,7 +254,7 @@ PYBIND11_MODULE(_C, m) {
     make_current(device);
     const LaunchStatus status = quantize::launch_quantize(p, static_cast<quantize::InputDtype>(dtype), device,
                                                           sm_count(device), as_ptr<CUstream_st>(stream));
-    if (!status.ok) throw std::runtime_error(std::string("nvfp4_gemm quantize: ") + status.message);
+    if (!status.ok) throw std::runtime_error(std::string("nvfp4_gemm quantize: launch failed: ") + status.message);
   }, py::arg("x"), py::arg("dtype"), py::arg("rows"), py::arg("k"), py::arg("global_scale"),
      py::arg("partner_global_scale"), py::arg("fp4"), py::arg("scale_blocked"), py::arg("global_scale_out"),
      py::arg("alpha_out"), py::arg("amax_partials"), py::arg("device"), py::arg("stream"),

@@ -310,6 +310,16 @@ def test_host_hook_on_special_values(dtype, gs):
     assert_bitwise_equal(host_quantize(x, scale), formats.quantize_reference(x, scale))
 
 
+@pytest.mark.parametrize("gs", [None, 4.0])
+def test_empty_input_gives_empty_codes_and_a_global_scale(gs):
+    scale = None if gs is None else torch.tensor([gs])
+    q = nvfp4_gemm.quantize(torch.zeros(0, 3, 32), scale)
+    assert q.data.shape == (0, 3, 16) and q.scale.numel() == 0
+    assert q.global_scale.item() == (1.0 if gs is None else gs) and q.alpha.item() == 1.0 / q.global_scale.item()
+    x = torch.zeros(0, 32, dtype=torch.bfloat16)
+    assert_bitwise_equal(host_quantize(x, scale), formats.quantize_reference(x, scale))
+
+
 def test_host_hook_rejects_bad_sizes():
     x = torch.zeros(2, 16)
     out = torch.zeros(1024, dtype=torch.uint8)

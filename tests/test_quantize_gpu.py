@@ -68,6 +68,11 @@ def test_ties_subnormals_zero_rows_huge_tiny_non_finite(dtype, global_scale):
     check_device(special_x(dtype), global_scale)
 
 
+@pytest.mark.parametrize("global_scale", [None, 4.0])
+def test_empty_input(global_scale):
+    check_device(torch.zeros(0, 3, 32, dtype=torch.bfloat16), global_scale)
+
+
 def test_e2m1_and_e4m3_ties_bitwise():
     ties = [0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 6.0, -0.25, -0.75, -1.25, -1.75, -2.5, -3.5, -5.0, -6.0]
     check_device(torch.tensor([ties]), 1.0)

@@ -434,15 +434,13 @@ LaunchStatus launch(const QuantizeProblem& p, int device, int sm_count, cudaStre
     if (ctas > static_cast<std::size_t>(kMaxAmaxPartials)) ctas = kMaxAmaxPartials;
     if (ctas < 1) ctas = 1;
     partials = static_cast<int>(ctas);
-    if (launch_with_pdl(amax_kernel<T>, partials, stream, static_cast<const uint4*>(p.x), vectors,
-                        p.amax_partials) != cudaSuccess) {
-      return {false, "launching the amax kernel failed"};
-    }
+    const cudaError_t err =
+        launch_with_pdl(amax_kernel<T>, partials, stream, static_cast<const uint4*>(p.x), vectors, p.amax_partials);
+    if (err != cudaSuccess) return {false, cudaGetErrorString(err)};
   }
-  if (launch_with_pdl(quantize_kernel<T>, grid, stream, p, partials, static_cast<int>(rows_per_step), cols_padded,
-                      rows_padded) != cudaSuccess) {
-    return {false, "launching the quantize kernel failed"};
-  }
+  const cudaError_t err = launch_with_pdl(quantize_kernel<T>, grid, stream, p, partials,
+                                          static_cast<int>(rows_per_step), cols_padded, rows_padded);
+  if (err != cudaSuccess) return {false, cudaGetErrorString(err)};
   return {};
 }
 
