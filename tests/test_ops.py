@@ -23,18 +23,7 @@ def test_schema():
     "m,n,k,l,out_dtype,with_alpha",
     [(128, 64, 128, None, torch.float16, False), (7, 24, 96, 3, torch.bfloat16, True), (33, 12, 64, None, torch.float32, True)],
 )
-def test_opcheck(m, n, k, l, out_dtype, with_alpha, monkeypatch):
-    # opcheck's schema test compares inputs before/after the call with torch.allclose, which CPU
-    # torch does not implement for float8 (NotImplementedError "mul_cpu_reduced_float"). Compare
-    # float8 tensors bit for bit instead: stricter than allclose, and everything else is unchanged.
-    real_allclose = torch.allclose
-
-    def allclose(lhs, rhs, *args, **kwargs):
-        if lhs.dtype == torch.float8_e4m3fn:
-            return torch.equal(lhs.view(torch.uint8), rhs.view(torch.uint8))
-        return real_allclose(lhs, rhs, *args, **kwargs)
-
-    monkeypatch.setattr(torch, "allclose", allclose)
+def test_opcheck(m, n, k, l, out_dtype, with_alpha, float8_bitwise_allclose):
     ops = random_operands(m, n, k, l, seed=m + n, with_alpha=with_alpha)
     torch.library.opcheck(
         torch.ops.nvfp4.gemm.default, (ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out_dtype)

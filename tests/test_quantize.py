@@ -343,16 +343,7 @@ def test_schema():
     "shape,dtype,static",
     [((128, 64), torch.bfloat16, False), ((3, 7, 48), torch.float16, True), ((33, 160), torch.float32, False)],
 )
-def test_opcheck(shape, dtype, static, monkeypatch):
-    # as in test_ops: CPU torch has no allclose for float8; compare those bit for bit
-    real_allclose = torch.allclose
-
-    def allclose(lhs, rhs, *args, **kwargs):
-        if lhs.dtype == torch.float8_e4m3fn:
-            return torch.equal(lhs.view(torch.uint8), rhs.view(torch.uint8))
-        return real_allclose(lhs, rhs, *args, **kwargs)
-
-    monkeypatch.setattr(torch, "allclose", allclose)
+def test_opcheck(shape, dtype, static, float8_bitwise_allclose):
     x = random_x(shape, dtype, seed=9, spread=1.0)
     gs = torch.tensor([5.5]) if static else None
     torch.library.opcheck(torch.ops.nvfp4.quantize.default, (x, gs, torch.tensor(2.0)))

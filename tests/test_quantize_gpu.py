@@ -12,16 +12,8 @@ from nvfp4_gemm.nn import NVFP4Linear
 from nvfp4_gemm.quantization import Quantized
 from nvfp4_gemm.testing import earned_tolerance
 
-from conftest import cuda_device_or_skip
+from test_gpu import supported_gpu_or_skip
 from test_quantize import assert_bitwise_equal, random_x, special_x
-
-
-def supported_gpu_or_skip():
-    device = cuda_device_or_skip()
-    capability = torch.cuda.get_device_capability(device)
-    if capability not in nvfp4_gemm.supported_capabilities():
-        pytest.skip(f"{torch.cuda.get_device_name(device)} ({capability}) has no kernel in this wheel")
-    return device
 
 
 def poisoned_outputs(x: torch.Tensor) -> Quantized:
