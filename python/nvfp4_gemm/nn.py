@@ -1,8 +1,8 @@
 """The model path: `NVFP4Linear` (an `nn.Linear` with NVFP4 weights), `calibrate` (static input
 scales) and `quantize_model` (swap a model's eligible `nn.Linear`s in place).
 
-    model = nvfp4_gemm.quantize_model(model)            # returns what it did; the model is changed in place
-    with nvfp4_gemm.nn.calibrate(model):               # optional: static input global scales
+    summary = nvfp4_gemm.quantize_model(model)   # swaps the layers in place, returns what it did
+    with nvfp4_gemm.nn.calibrate(model):         # optional: static input global scales
         for batch in samples:
             model(batch)
 """

@@ -9,8 +9,9 @@
 // CPU tests prove this arithmetic against the reference; the GPU tests compare the device's bytes.
 //
 // Work: thread (row, scale column) quantizes one block of 16 elements per step (one 32-byte read
-// of bf16 x, an 8-byte code write, a scale byte), striding down the rows, so a warp reads 32
-// consecutive blocks of a row. Threads of the padding rows and columns write the zero scale bytes.
+// of bf16 x, an 8-byte code write, a scale byte), striding down the rows with the next step's block
+// loaded ahead, so a warp reads 32 consecutive blocks of a row. Threads of the padding rows and
+// columns write the zero scale bytes.
 // The dynamic global scale takes one more pass: `amax_kernel` writes one partial max per CTA and
 // the quantize kernel's CTAs reduce those few partials themselves (no atomics, no zeroed memory,
 // deterministic). The amax pass walks x back to front, so the front of x, which the quantize pass
@@ -275,18 +276,28 @@ struct Elements<__half> : HalfElements<Elements<__half>> {
   }
 };
 
-// Quantize block (row, col): its scale byte into the blocked layout and, inside the tensor, its 16
-// codes. Rows past `rows` and columns past k/16 are the layout's padding: scale byte zero.
+// Block (row, col) of x: inside the tensor unless it is the layout's padding (rows past `rows`,
+// columns past k/16), whose scale byte is zero and which has no codes.
+NVFP4_HOST_DEVICE bool inside(const QuantizeProblem& p, int row, int col) { return row < p.rows && col < p.k / kBlock; }
+NVFP4_HOST_DEVICE std::size_t first_element(const QuantizeProblem& p, int row, int col) {
+  return static_cast<std::size_t>(row) * p.k + static_cast<std::size_t>(col) * kBlock;
+}
+
+template <class T>
+NVFP4_HOST_DEVICE void load_block(const QuantizeProblem& p, int row, int col, uint4 (&raw)[Elements<T>::kVectors]) {
+  if (!inside(p, row, col)) return;
+  const uint4* src = reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + first_element(p, row, col));
+  for (int i = 0; i < Elements<T>::kVectors; ++i) raw[i] = load_last_use(src + i);
+}
+
+// Quantize block (row, col) from its loaded bytes: the scale byte into the blocked layout and, inside
+// the tensor, the 16 codes.
 template <class T>
 NVFP4_HOST_DEVICE void quantize_block(const QuantizeProblem& p, const GlobalScale& gs, int row, int col,
-                                      int cols_padded) {
+                                      int cols_padded, const uint4 (&raw)[Elements<T>::kVectors]) {
   std::uint32_t scale_byte = 0;
-  if (row < p.rows && col < p.k / kBlock) {
+  if (inside(p, row, col)) {
     using E = Elements<T>;
-    const std::size_t first = static_cast<std::size_t>(row) * p.k + static_cast<std::size_t>(col) * kBlock;
-    const uint4* src = reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + first);
-    uint4 raw[E::kVectors];
-    for (int i = 0; i < E::kVectors; ++i) raw[i] = load_last_use(src + i);
     float v[kBlock];
     E::to_float(raw, v);
     const std::uint32_t amax_bits = E::block_magnitude_bits(raw);
@@ -303,7 +314,7 @@ NVFP4_HOST_DEVICE void quantize_block(const QuantizeProblem& p, const GlobalScal
         words[i / 8] |= code << (4 * (i % 8));
       }
     }
-    *reinterpret_cast<uint2*>(p.fp4 + first / 2) = make_uint2(words[0], words[1]);
+    *reinterpret_cast<uint2*>(p.fp4 + first_element(p, row, col) / 2) = make_uint2(words[0], words[1]);
   }
   p.scale_blocked[blocked_offset(row, col, cols_padded)] = static_cast<std::uint8_t>(scale_byte);
 }
@@ -381,8 +392,16 @@ __global__ void __launch_bounds__(kThreads)
   const int t = blockIdx.x * kThreads + threadIdx.x;
   if (t >= rows_per_step * cols_padded) return;
   const int col = t % cols_padded;
-  for (int row = t / cols_padded; row < rows_padded; row += rows_per_step) {
-    quantize_block<T>(p, gs, row, col, cols_padded);
+  // The next step's block is loaded before this one is quantized: every warp keeps a load in flight
+  // while it computes.
+  uint4 raw[Elements<T>::kVectors] = {};
+  int row = t / cols_padded;
+  load_block<T>(p, row, col, raw);
+  for (; row < rows_padded; row += rows_per_step) {
+    uint4 next[Elements<T>::kVectors] = {};
+    load_block<T>(p, row + rows_per_step, col, next);
+    quantize_block<T>(p, gs, row, col, cols_padded, raw);
+    for (int i = 0; i < Elements<T>::kVectors; ++i) raw[i] = next[i];
   }
 }
 
@@ -424,6 +443,9 @@ LaunchStatus launch(const QuantizeProblem& p, int device, int sm_count, cudaStre
   long long rows_per_step = target_threads / cols_padded;
   if (rows_per_step > rows_padded) rows_per_step = rows_padded;
   if (rows_per_step < 1) rows_per_step = 1;
+  // as many steps as that needs, with the rows spread evenly over them (no short last step)
+  const long long steps = (rows_padded + rows_per_step - 1) / rows_per_step;
+  if (steps > 0) rows_per_step = (rows_padded + steps - 1) / steps;
   const int grid = static_cast<int>((rows_per_step * cols_padded + kThreads - 1) / kThreads);
   int partials = 0;
   if (p.global_scale == nullptr) {
@@ -465,7 +487,11 @@ void quantize_on_host(const QuantizeProblem& p) {
   const int cols_padded = cols_padded_of(p.k);
   const int rows_padded = rows_padded_of(p.rows);
   for (int row = 0; row < rows_padded; ++row) {
-    for (int col = 0; col < cols_padded; ++col) quantize_block<T>(p, scale, row, col, cols_padded);
+    for (int col = 0; col < cols_padded; ++col) {
+      uint4 raw[Elements<T>::kVectors];
+      load_block<T>(p, row, col, raw);
+      quantize_block<T>(p, scale, row, col, cols_padded, raw);
+    }
   }
 }
 
