@@ -55,7 +55,7 @@ if [ "${SANITIZE:-1}" = 1 ]; then
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|split_k|^quantize" "$OUT/sanitizer.log"
 fi
 if [ -n "${PROFILE_SHAPE:-}" ]; then  # where the time goes, from the hardware counters
-  ncu --clock-control none --kernel-name regex:dequant_gemm --launch-skip 2 --launch-count 1 \
+  ncu --clock-control none --kernel-name regex:"wgmma_gemm|direct_decode" --launch-skip 2 --launch-count 1 \
     --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
     --section MemoryWorkloadAnalysis --section LaunchStats --section Occupancy \
     python3 benchmarks/profile_one.py "$PROFILE_SHAPE" > "$OUT/ncu.txt" 2>&1 || rc=1

@@ -1,5 +1,5 @@
 """Run one shape a few times through torch.ops.nvfp4.gemm (or a pinned config), for a profiler to attach to:
-    ncu --clock-control none --kernel-name regex:dequant_gemm --launch-skip 2 --launch-count 1 \\
+    ncu --clock-control none --kernel-name regex:"wgmma_gemm|direct_decode" --launch-skip 2 --launch-count 1 \\
         python benchmarks/profile_one.py 128x7168x2048 [CONFIG[:SPLIT_K]]"""
 
 import sys

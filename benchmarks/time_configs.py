@@ -2,8 +2,8 @@
 (the same method as the tuner: CUDA events, L2 flushed, warm-up, median). For A/B runs of kernel
 variants inside one device lease, where the tuner's full sweep would take too long:
 
-    python benchmarks/time_configs.py 128x7168x16384 sm90_wgmma_128x128x128_splitk:2 \\
-        sm90_wgmma_128x128x128_c1x2_splitk:2
+    python benchmarks/time_configs.py 128x7168x16384 sm90_wgmma_128x128x128_prepass_splitk:2 \\
+        sm90_wgmma_128x256x128_prepass_splitk:2
 """
 
 import sys

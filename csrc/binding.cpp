@@ -7,11 +7,15 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "nvfp4_gemm/prepared_launch.h"
 #include "nvfp4_gemm/quantize/quantize.h"
 #include "registry.h"
 
@@ -21,6 +25,8 @@ using nvfp4_gemm::KernelEntry;
 using nvfp4_gemm::LaunchContext;
 using nvfp4_gemm::LaunchStatus;
 using nvfp4_gemm::OutDtype;
+using nvfp4_gemm::PlanCounters;
+using nvfp4_gemm::PreparedLaunch;
 
 #ifndef NVFP4_GEMM_CUDA_ARCHS
 #error "the build must define NVFP4_GEMM_CUDA_ARCHS (the CUDA architectures compiled into the wheel)"
@@ -60,7 +66,7 @@ void make_current(int device) {
 
 // Multiprocessor count per device, read once (the tile scheduler sizes its grid with it).
 int sm_count(int device) {
-  static std::array<int, 64> cache{};
+  static std::array<int, nvfp4_gemm::kMaxDevices> cache{};
   if (device < 0 || device >= static_cast<int>(cache.size())) {
     throw py::value_error("device index out of range: " + std::to_string(device));
   }
@@ -87,6 +93,166 @@ GemmProblem make_problem(std::uintptr_t a, std::uintptr_t b, std::uintptr_t a_sc
   p.alpha = as_ptr<const float>(alpha);
   return p;
 }
+
+// One plan: a registry entry and everything its prepared launch fixes.
+struct PlanKey {
+  const KernelEntry* entry;
+  int m, n, k, l, split_k, device;
+  cudaStream_t stream;
+
+  bool operator==(const PlanKey& o) const {
+    return entry == o.entry && m == o.m && n == o.n && k == o.k && l == o.l && split_k == o.split_k &&
+           device == o.device && stream == o.stream;
+  }
+};
+
+struct PlanKeyHash {
+  std::size_t operator()(const PlanKey& key) const {
+    std::size_t h = std::hash<const void*>{}(key.entry) ^ std::hash<const void*>{}(key.stream);
+    for (int x : {key.m, key.n, key.k, key.l, key.split_k, key.device}) h = h * 1000003u ^ std::hash<int>{}(x);
+    return h;
+  }
+};
+
+// The prepared launches, one per plan, made on first use and kept for the process (like the
+// per-stream workspaces: one per distinct shape, never per call).
+class PlanTable {
+ public:
+  PreparedLaunch* get(const KernelEntry* entry, const GemmProblem& p, const LaunchContext& ctx) {
+    const PlanKey key{entry, p.m, p.n, p.k, p.l, ctx.split_k, ctx.device_id, ctx.stream};
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = plans_.find(key);
+    if (found != plans_.end()) return found->second.get();
+    LaunchStatus status;
+    std::unique_ptr<PreparedLaunch> plan = entry->prepare(p, ctx, &status);
+    if (plan == nullptr) {
+      throw std::runtime_error(std::string("nvfp4_gemm: kernel ") + entry->config_name + " (" +
+                               out_dtype_name(entry->out_dtype) + "): " + status.message);
+    }
+    return plans_.emplace(key, std::move(plan)).first->second.get();
+  }
+
+  const PreparedLaunch* find(const PlanKey& key) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = plans_.find(key);
+    return found == plans_.end() ? nullptr : found->second.get();
+  }
+
+  std::size_t size() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return plans_.size();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<PlanKey, std::unique_ptr<PreparedLaunch>, PlanKeyHash> plans_;
+};
+
+PlanTable& process_plans() {
+  static PlanTable* table = new PlanTable();  // never destroyed: no teardown order to get wrong at exit
+  return *table;
+}
+
+LaunchContext make_context(int split_k, std::uintptr_t workspace, std::size_t workspace_capacity,
+                           std::uintptr_t counters, std::size_t counter_capacity, int device, int sms,
+                           std::uintptr_t stream) {
+  LaunchContext ctx;
+  ctx.split_k = split_k;
+  ctx.workspace = as_ptr<void>(workspace);
+  ctx.workspace_capacity = workspace_capacity;
+  ctx.counters = as_ptr<unsigned int>(counters);
+  ctx.counter_capacity = counter_capacity;
+  ctx.device_id = device;
+  ctx.sm_count = sms;
+  ctx.stream = as_ptr<CUstream_st>(stream);
+  return ctx;
+}
+
+void require_prepared(const KernelEntry* entry) {
+  if (entry->prepare == nullptr) {
+    throw py::type_error(std::string("kernel ") + entry->config_name +
+                         " launches without a prepared plan: prepare_only measures the sm100 family");
+  }
+}
+
+// One call of `entry`: through its plan's prepared launch where the family prepares, else its
+// launch function. launch = false stops before the launch (prepared families only).
+void dispatch(PlanTable& plans, const KernelEntry* entry, const GemmProblem& p, const LaunchContext& ctx,
+              bool launch) {
+  LaunchStatus status;
+  if (!launch) require_prepared(entry);
+  if (entry->prepare != nullptr) {
+    status = plans.get(entry, p, ctx)->run(p, ctx, launch);
+  } else {
+    status = entry->launch(p, ctx);
+  }
+  if (!status.ok) {
+    throw std::runtime_error(std::string("nvfp4_gemm: kernel ") + entry->config_name + " (" +
+                             out_dtype_name(entry->out_dtype) + "): " + status.message);
+  }
+}
+
+py::dict counters_dict(const PlanCounters& c) {
+  py::dict out;
+  out["calls"] = c.calls;
+  out["params_builds"] = c.params_builds;
+  out["workspace_inits"] = c.workspace_inits;
+  out["launches"] = c.launches;
+  return out;
+}
+
+// A stand-in prepared family for host-only tests of the plan machinery above (no device, no
+// CUTLASS): its "parameters" are the addresses they were built for, its launch fails when handed
+// parameters built for other addresses, and stream-K-like plans (split_k > 1) have a workspace.
+struct HostProbePlan {
+  using Params = nvfp4_gemm::OperandAddresses;
+  static constexpr std::size_t kSplitWorkspaceBytes = 256;
+
+  std::size_t workspace;
+  std::size_t workspace_bytes() const { return workspace; }
+  LaunchStatus build_params(const GemmProblem& p, void* ws, Params* params) const {
+    *params = Params::of(p, ws);
+    return {};
+  }
+  LaunchStatus init_workspace(void*, cudaStream_t) const { return {}; }
+  LaunchStatus launch(Params& params, const GemmProblem& p, const LaunchContext& ctx) const {
+    if (!(params == Params::of(p, workspace > 0 ? ctx.workspace : nullptr))) {
+      return {false, "parameters of other addresses"};
+    }
+    return {};
+  }
+};
+
+std::unique_ptr<PreparedLaunch> prepare_host_probe(const GemmProblem&, const LaunchContext& ctx, LaunchStatus*) {
+  return std::make_unique<nvfp4_gemm::AddressKeyedLaunch<HostProbePlan>>(
+      HostProbePlan{ctx.split_k > 1 ? HostProbePlan::kSplitWorkspaceBytes : 0});
+}
+
+const KernelEntry kHostProbeEntry{"host_plan_probe", OutDtype::kFloat16, /*sm_major=*/0, nullptr, nullptr, nullptr,
+                                  nullptr, nullptr, nullptr, 0, &prepare_host_probe};
+
+// The plan machinery of `Kernel.run` on the host only: the same table and dispatch with a
+// stand-in entry, minus the device steps (current device, SM count).
+class HostPlanProbe {
+ public:
+  void run(std::uintptr_t a, std::uintptr_t b, std::uintptr_t a_scale, std::uintptr_t b_scale, std::uintptr_t out,
+           std::uintptr_t alpha, int m, int n, int k, int l, int split_k, std::uintptr_t workspace,
+           std::size_t workspace_capacity, std::uintptr_t stream, bool launch) {
+    dispatch(plans_, &kHostProbeEntry, make_problem(a, b, a_scale, b_scale, out, alpha, m, n, k, l),
+             make_context(split_k, workspace, workspace_capacity, 0, 0, /*device=*/0, /*sms=*/1, stream), launch);
+  }
+
+  std::optional<py::dict> counters(int m, int n, int k, int l, int split_k, std::uintptr_t stream) const {
+    const PreparedLaunch* plan = plans_.find({&kHostProbeEntry, m, n, k, l, split_k, 0, as_ptr<CUstream_st>(stream)});
+    if (plan == nullptr) return std::nullopt;
+    return counters_dict(plan->counters());
+  }
+
+  std::size_t plan_count() const { return plans_.size(); }
+
+ private:
+  PlanTable plans_;
+};
 
 // A handle on one registry entry; Python resolves it once per shape and keeps it.
 class Kernel {
@@ -132,21 +298,24 @@ class Kernel {
            std::uintptr_t out, std::uintptr_t alpha, int m, int n, int k, int l,
            int split_k, std::uintptr_t workspace, std::size_t workspace_capacity, std::uintptr_t counters,
            std::size_t counter_capacity, int device, std::uintptr_t stream) const {
-    make_current(device);
-    LaunchContext ctx;
-    ctx.split_k = split_k;
-    ctx.workspace = as_ptr<void>(workspace);
-    ctx.workspace_capacity = workspace_capacity;
-    ctx.counters = as_ptr<unsigned int>(counters);
-    ctx.counter_capacity = counter_capacity;
-    ctx.device_id = device;
-    ctx.sm_count = sm_count(device);
-    ctx.stream = as_ptr<CUstream_st>(stream);
-    LaunchStatus status = entry_->launch(make_problem(a, b, a_scale, b_scale, out, alpha, m, n, k, l), ctx);
-    if (!status.ok) {
-      throw std::runtime_error(std::string("nvfp4_gemm: kernel ") + entry_->config_name + " (" +
-                               out_dtype() + "): " + status.message);
-    }
+    call(a, b, a_scale, b_scale, out, alpha, m, n, k, l, split_k, workspace, workspace_capacity, counters,
+         counter_capacity, device, stream, /*launch=*/true);
+  }
+
+  void prepare_only(std::uintptr_t a, std::uintptr_t b, std::uintptr_t a_scale, std::uintptr_t b_scale,
+                    std::uintptr_t out, std::uintptr_t alpha, int m, int n, int k, int l, int split_k,
+                    std::uintptr_t workspace, std::size_t workspace_capacity, std::uintptr_t counters,
+                    std::size_t counter_capacity, int device, std::uintptr_t stream) const {
+    require_prepared(entry_);  // before the device is touched: a clear error on any machine
+    call(a, b, a_scale, b_scale, out, alpha, m, n, k, l, split_k, workspace, workspace_capacity, counters,
+         counter_capacity, device, stream, /*launch=*/false);
+  }
+
+  std::optional<py::dict> plan_counters(int m, int n, int k, int l, int split_k, int device,
+                                        std::uintptr_t stream) const {
+    const PreparedLaunch* plan = process_plans().find({entry_, m, n, k, l, split_k, device, as_ptr<CUstream_st>(stream)});
+    if (plan == nullptr) return std::nullopt;
+    return counters_dict(plan->counters());
   }
 
   void scale_offsets(int operand, int rows, int k, int l, std::uintptr_t offsets) const {
@@ -169,6 +338,17 @@ class Kernel {
   }
 
  private:
+  void call(std::uintptr_t a, std::uintptr_t b, std::uintptr_t a_scale, std::uintptr_t b_scale, std::uintptr_t out,
+            std::uintptr_t alpha, int m, int n, int k, int l, int split_k, std::uintptr_t workspace,
+            std::size_t workspace_capacity, std::uintptr_t counters, std::size_t counter_capacity, int device,
+            std::uintptr_t stream, bool launch) const {
+    make_current(device);
+    dispatch(process_plans(), entry_, make_problem(a, b, a_scale, b_scale, out, alpha, m, n, k, l),
+             make_context(split_k, workspace, workspace_capacity, counters, counter_capacity, device, sm_count(device),
+                          stream),
+             launch);
+  }
+
   const KernelEntry* entry_;
 };
 
@@ -242,6 +422,21 @@ PYBIND11_MODULE(_C, m) {
     return Kernel(entry);
   }, py::arg("config_name"), py::arg("out_dtype"));
 
+  py::class_<HostPlanProbe>(m, "HostPlanProbe",
+                            "The plan table and prepared-launch cache of Kernel.run over a stand-in kernel "
+                            "that touches no device: for host-only tests.")
+      .def(py::init<>())
+      .def("run", &HostPlanProbe::run, py::arg("a"), py::arg("b"), py::arg("a_scale"), py::arg("b_scale"),
+           py::arg("out"), py::arg("alpha"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("l"),
+           py::arg("split_k"), py::arg("workspace"), py::arg("workspace_capacity"), py::arg("stream"),
+           py::arg("launch") = true)
+      .def("counters", &HostPlanProbe::counters, py::arg("m"), py::arg("n"), py::arg("k"), py::arg("l"),
+           py::arg("split_k"), py::arg("stream"))
+      .def_property_readonly("plan_count", &HostPlanProbe::plan_count)
+      .def_property_readonly_static("params_capacity", [](py::object) {
+        return nvfp4_gemm::AddressKeyedLaunch<HostProbePlan>::kParamsCapacity;
+      });
+
   m.attr("QUANTIZE_AMAX_PARTIALS") = quantize::kMaxAmaxPartials;
 
   m.def("quantize", [](std::uintptr_t x, int dtype, int rows, int k, std::uintptr_t global_scale,
@@ -291,6 +486,18 @@ PYBIND11_MODULE(_C, m) {
            py::arg("split_k"), py::arg("workspace"), py::arg("workspace_capacity"), py::arg("counters"),
            py::arg("counter_capacity"), py::arg("device"), py::arg("stream"),
            "Launch on `stream` of `device`; pointers are device addresses, alpha 0 means 1.")
+      .def("prepare_only", &Kernel::prepare_only, py::arg("a"), py::arg("b"), py::arg("a_scale"),
+           py::arg("b_scale"), py::arg("out"), py::arg("alpha"), py::arg("m"), py::arg("n"), py::arg("k"),
+           py::arg("l"), py::arg("split_k"), py::arg("workspace"), py::arg("workspace_capacity"),
+           py::arg("counters"), py::arg("counter_capacity"), py::arg("device"), py::arg("stream"),
+           "Everything `run` does except the launch: the plan (made on first use), kernel parameters for "
+           "addresses not seen before (TMA descriptors), the workspace initialisation on `stream`. The "
+           "kernel's shared-memory attribute is not set: it needs a GPU the kernel runs on, and this hook "
+           "measures the host cost on any GPU. Prepared (sm100) kernels only.")
+      .def("plan_counters", &Kernel::plan_counters, py::arg("m"), py::arg("n"), py::arg("k"), py::arg("l"),
+           py::arg("split_k"), py::arg("device"), py::arg("stream"),
+           "What the plan of these sizes, split, device and stream has done (calls, params_builds, "
+           "workspace_inits, launches), or None before its first call.")
       .def("scale_offsets", &Kernel::scale_offsets, py::arg("operand"), py::arg("rows"), py::arg("k"),
            py::arg("l"), py::arg("offsets"),
            "Write the scale layout's offset of every (l, row, k_block) into int64 host memory.")

@@ -35,15 +35,15 @@ def _sm100_kernel(config, out_dtype: str) -> str:
 
 def _sm90_kernel(config, out_dtype: str) -> str:
     element = {"float16": "__half", "bfloat16": "__nv_bfloat16", "float32": "float"}[out_dtype]
-    kind = {"mma_sync": "kMmaSync", "wgmma": "kWgmma", "direct": "kDirect"}[config.mma]
-    return f"sm90::DequantGemm<{config.tile[0]}, {element}, sm90::Kind::{kind}>"
+    kind = {"wgmma": "kWgmma", "direct": "kDirect"}[config.mma]
+    return f"sm90::DequantGemm<{config.tile[0]}, {element}, sm90::Kind::{kind}, {config.tile[1]}>"
 
 
 # Per family: the --cuda-archs entries that compile it, its headers, and its kernel template.
 _FAMILIES = {
     "sm100": (("100a", "100f", "103a", "103f"),
               ("nvfp4_gemm/sm100/blockscaled_gemm.cuh", "nvfp4_gemm/sm100/host_proof.hpp"), _sm100_kernel),
-    "sm90": (("90a",), ("nvfp4_gemm/sm90/dequant_gemm.cuh",), _sm90_kernel),
+    "sm90": (("90a",), ("nvfp4_gemm/sm90/launcher.cuh",), _sm90_kernel),
 }
 
 

@@ -185,3 +185,136 @@ def test_every_config_is_exact(config, split_k):
             out = poisoned(shape, out_dtype, device)
             nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out=out, config=config, split_k=split)
             check_exact(out, ops, out_dtype)
+
+
+# --- prepared launches (sm100), CUDA graphs, the GPU MODE timing --------------------------------
+
+
+@pytest.mark.parametrize(
+    "config,split_k",
+    [("sm100_2sm_256x128x256_c2x1", 1), ("sm100_1sm_128x128x256_c1x1_streamk", 2),
+     ("sm100_1sm_128x64x256_c1x1_swapab_streamk", 1)],
+)
+def test_sm100_prepare_only_on_any_gpu(config, split_k, capfd):
+    """The sm100 launcher's host half on any GPU with a driver (a Hopper included): kernel
+    parameters (TMA descriptors) built once per address set, the stream-K workspace cleared on the
+    stream before every launch even when nothing else is rebuilt, and nothing launched."""
+    device = cuda_device_or_skip()
+    from nvfp4_gemm import _C
+
+    if not any(major == 10 for _, _, major in _C.kernels()):
+        pytest.skip("this build carries no sm100 kernels")
+    index = torch.cuda.current_device()
+    m, n, k = 128, 7168, 2048
+    ops = random_operands(m, n, k, seed=12, device=device)
+    out, other_out = poisoned((m, n), torch.float16, device), poisoned((m, n), torch.float16, device)
+    kernel = _C.lookup(config, "float16")
+    workspace_bytes = kernel.workspace_bytes(m, n, k, 1, split_k, index)
+    workspace = torch.full((max(workspace_bytes, 1),), 0xFF, dtype=torch.uint8, device=device)
+    stream = torch.cuda.Stream(device)  # a stream of its own: a plan of its own
+
+    def prepare(target):
+        kernel.prepare_only(ops.a.data_ptr(), ops.b.data_ptr(), ops.a_scale.data_ptr(), ops.b_scale.data_ptr(),
+                            target.data_ptr(), 0, m, n, k, 1, split_k, workspace.data_ptr(), workspace_bytes, 0, 0,
+                            index, stream.cuda_stream)
+
+    def counters():
+        return kernel.plan_counters(m, n, k, 1, split_k, index, stream.cuda_stream)
+
+    clears = 1 if workspace_bytes else 0
+    assert counters() is None
+    prepare(out)
+    prepare(out)
+    assert counters() == {"calls": 2, "params_builds": 1, "workspace_inits": 2 * clears, "launches": 0}
+    prepare(other_out)
+    prepare(out)
+    assert counters() == {"calls": 4, "params_builds": 2, "workspace_inits": 4 * clears, "launches": 0}
+    stream.synchronize()
+    if workspace_bytes:
+        assert int((workspace == 0).sum()) > 0, "the stream-K barriers were not cleared"
+        workspace.fill_(0xFF)
+        torch.cuda.synchronize()
+        prepare(out)  # parameters cached: the clear still happens
+        stream.synchronize()
+        assert int((workspace == 0).sum()) > 0, "a cached plan skipped the barrier clear"
+    torch.cuda.synchronize()
+    assert torch.isnan(out).all() and torch.isnan(other_out).all()  # nothing was launched
+    assert "Failed to initialize the TMA descriptor" not in capfd.readouterr().err
+
+
+def test_sm100_plan_refuses_a_split_of_a_data_parallel_kernel():
+    cuda_device_or_skip()
+    from nvfp4_gemm import _C
+
+    if not any(major == 10 for _, _, major in _C.kernels()):
+        pytest.skip("this build carries no sm100 kernels")
+    kernel = _C.lookup("sm100_2sm_256x128x256_c2x1", "float16")
+    with pytest.raises(RuntimeError, match=r"\(float16\): this data-parallel kernel takes split_k = 1 only"):
+        kernel.prepare_only(0, 0, 0, 0, 0, 0, 128, 256, 512, 1, 2, 0, 0, 0, 0, torch.cuda.current_device(), 0)
+
+
+def test_sm100_launches_reuse_their_plan():
+    device = supported_gpu_or_skip()
+    if torch.cuda.get_device_capability(device)[0] != 10:
+        pytest.skip("sm100 kernels run on Blackwell only")
+    from nvfp4_gemm import _C
+
+    m, n, k = 128, 7168, 2048
+    ops = random_operands(m, n, k, seed=13, device=device)
+    out = poisoned((m, n), torch.float16, device)
+    resolution = nvfp4_gemm.resolve(m, n, k, 1, torch.float16, device, explain=True)
+    stream = torch.cuda.Stream(device)
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out)
+    stream.synchronize()
+    check_exact(out, ops, torch.float16)
+    kernel = _C.lookup(resolution.config.name, "float16")
+    counters = kernel.plan_counters(m, n, k, 1, resolution.split_k, torch.cuda.current_device(), stream.cuda_stream)
+    assert counters["calls"] == 3 and counters["launches"] == 3 and counters["params_builds"] == 1
+
+
+@pytest.mark.parametrize("split_k", [1, 2])
+def test_split_configs_replay_exactly_from_a_cuda_graph(split_k):
+    """Split-K counters (sm90) and stream-K barriers (sm100) are reset for every replay of a
+    captured launch, not only for eager calls."""
+    device = supported_gpu_or_skip()
+    ops = random_operands(96, 7208, 4096, seed=14, device=device, with_alpha=True)
+    major = torch.cuda.get_device_capability(device)[0]
+    for config in (c for c in nvfp4_gemm.candidates(major) if c.split_k):
+        out = poisoned((96, 7208), torch.float16, device)
+        stream = torch.cuda.Stream(device)
+
+        def call():
+            nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out=out, config=config.name,
+                            split_k=split_k)
+
+        with torch.cuda.stream(stream):
+            call()  # the plan and the stream's workspace exist before capture
+        stream.synchronize()
+        eager = out.clone()
+        check_exact(eager, ops, torch.float16)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=stream):
+            call()
+        for _ in range(3):
+            out.fill_(float("nan"))
+            graph.replay()
+            torch.cuda.synchronize()
+            assert torch.equal(out, eager), f"{config.name} split_k={split_k}: a replay differs from the eager call"
+
+
+def test_harness_timing_checks_every_input_then_times():
+    supported_gpu_or_skip()
+    from nvfp4_gemm.gpumode import custom_kernel
+    from nvfp4_gemm.harness import time_like_harness
+
+    timing = time_like_harness(128, 256, 512, inputs=3, max_seconds=0.01)
+    assert timing.verified, timing.check
+    assert timing.runs >= 3 and 0 < timing.best_us <= timing.mean_us <= timing.worst_us
+
+    def wrong(data):
+        return custom_kernel(data).zero_()
+
+    failed = time_like_harness(128, 256, 512, inputs=3, kernel=wrong)
+    assert not failed.verified and failed.check.startswith("input 0 of 3 failed") and failed.runs == 0

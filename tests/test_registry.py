@@ -51,7 +51,7 @@ def test_lookup_is_by_name_and_unknown_names_fail():
             "runs stream-K data-parallel for tile N = 192",
         ),
         (
-            {"family": "sm90", "tile": [16, 128, 128], "swap_ab": True, "name": "sm90_dequant_16x128x128_splitk"},
+            {"family": "sm90", "tile": [16, 128, 64], "mma": "direct", "swap_ab": True, "name": "sm90_direct_16x128x64_splitk"},
             "scheduler and swap_ab are sm100 options",
         ),
         (
@@ -59,8 +59,16 @@ def test_lookup_is_by_name_and_unknown_names_fail():
             "the direct sm90 kernel's tile is",
         ),
         (
-            {"family": "sm90", "tile": [16, 128, 64], "mma": "wgmma", "name": "sm90_wgmma_16x128x64_splitk"},
-            "sm90 tile must be M in",
+            {"family": "sm90", "tile": [256, 256, 128], "mma": "wgmma", "name": "sm90_wgmma_256x256x128_prepass_splitk"},
+            "the sm90 wgmma kernel's tile must be one of",
+        ),
+        (
+            {"family": "sm90", "tile": [64, 128, 128], "name": "sm90_wgmma_64x128x128_prepass_splitk"},
+            "sm90 mma must be one of",
+        ),
+        (
+            {"family": "sm90", "tile": [64, 128, 128], "mma": "wgmma", "name": "sm90_wgmma_64x128x128_splitk"},
+            "name must say what the config is",
         ),
     ],
 )

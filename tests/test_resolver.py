@@ -1,6 +1,8 @@
 """The resolver: a valid config for every valid shape, explained."""
 
 import pytest
+
+from nvfp4_gemm.configs import load_table
 import torch
 
 import nvfp4_gemm
@@ -79,14 +81,30 @@ def hopper_resolution(m, n, k, l=1):
     return resolver._resolve(m, n, k, l, "float16", 9, 132, None)
 
 
-@pytest.mark.parametrize(
-    "m,k,tile",
-    [(17, 4096, 32), (64, 4096, 64), (65, 4096, 128), (128, 4096, 128),
-     (2304, 4096, 128), (65, 2048, 64), (128, 2048, 64), (2304, 2048, 64)],
-)
-def test_hopper_token_tile_is_the_smallest_covering_m_up_to_128_or_64_for_short_k(m, k, tile):
-    config = hopper_resolution(m, 4096, k).config
-    assert config.tile[0] == tile and config.mma == "wgmma"
+@pytest.mark.parametrize("m,n,k", [(17, 4096, 4096), (128, 7168, 16384), (128, 4096, 7168), (2048, 7168, 7168)])
+def test_hopper_model_picks_the_wgmma_config_and_split_it_predicts_fastest(m, n, k):
+    from nvfp4_gemm import resolver
+
+    resolution = hopper_resolution(m, n, k)
+    assert resolution.config.mma == "wgmma" and "sm90 model (132 SMs) predicts" in resolution.reason
+    predicted = {
+        (c.name, s): resolver.sm90_wgmma_predict_us(c, m, n, k, 1, s, 132)
+        for c in resolver.candidates(9) if c.mma == "wgmma"
+        for s in range(1, min(16, c.max_split_k(k)) + 1)
+    }
+    assert predicted[(resolution.config.name, resolution.split_k)] == min(predicted.values())
+
+
+def test_hopper_model_counts_waves():
+    from nvfp4_gemm import resolver
+
+    config = load_table().by_name("sm90_wgmma_128x128x128_prepass_splitk")
+    # 56 tiles: split 2 is one wave of 112 CTAs, split 3 (168 CTAs) two waves of a third of the stages each
+    one, two, three = (resolver.sm90_wgmma_predict_us(config, 128, 7168, 16384, 1, s, 132) for s in (1, 2, 3))
+    assert two < one and two < three
+    # doubling K doubles the per-stage term
+    fixed, per_stage = resolver._SM90_WGMMA_COST[(128, 128)]
+    assert resolver.sm90_wgmma_predict_us(config, 128, 7168, 256, 1, 1, 132) == pytest.approx(fixed + 2 * per_stage)
 
 
 @pytest.mark.parametrize("m", [1, 7, 16])
@@ -97,16 +115,13 @@ def test_hopper_decode_takes_the_direct_kernel(m):
     assert resolution.split_k == 4
 
 
-def test_hopper_split_k_model():
-    # 128 x 7168 x 16384 on 132 SMs: 56 tiles of 128 x 128, 1 CTA per SM -> 132 // 56 = 2 splits
-    resolution = hopper_resolution(128, 7168, 16384)
-    assert resolution.split_k == 2 and "split_k=2" in resolution.reason
-    # K = 256 has only 2 stages of 128: no split (each split needs >= 4 stages)
-    assert hopper_resolution(128, 7168, 256).split_k == 1
-    # enough tiles to fill the GPU: no split
-    assert hopper_resolution(2304, 4608, 7168).split_k == 1
-    # 17 x 7168 x 7168: 56 tiles of 128 x 32, 1 CTA per SM -> 132 // 56 = 2 splits
-    assert hopper_resolution(17, 7168, 7168).split_k == 2
+def test_hopper_direct_split_model():
+    # 17 x 7168 x 7168 is not decode: the wgmma configs take it
+    assert hopper_resolution(17, 7168, 7168).config.mma == "wgmma"
+    # K = 128 has 2 chunks of 64: no split (each split needs >= 4 chunks)
+    assert hopper_resolution(16, 7168, 128).split_k == 1
+    # enough tiles to fill the GPU's 264 CTA slots: no split
+    assert hopper_resolution(16, 40960, 7168).split_k == 1
 
 
 def test_pinned_config_is_checked():
@@ -114,8 +129,8 @@ def test_pinned_config_is_checked():
 
     with pytest.raises(ValueError, match="runs on compute capability 10.x, not 9.x"):
         resolver._resolve(128, 128, 128, 1, "float16", 9, 132, "sm100_1sm_128x128x256_c1x1")
-    pinned = resolver._resolve(128, 256, 1024, 1, "float16", 9, 132, "sm90_dequant_16x128x128_splitk")
-    assert pinned.config.name == "sm90_dequant_16x128x128_splitk" and "pinned" in pinned.reason
+    pinned = resolver._resolve(128, 256, 1024, 1, "float16", 9, 132, "sm90_direct_16x128x64_splitk")
+    assert pinned.config.name == "sm90_direct_16x128x64_splitk" and "pinned" in pinned.reason
     # a pinned stream-K config still gets the model's split count for it
     pinned = resolver._resolve(128, 256, 16384, 1, "float16", 10, 148, "sm100_1sm_128x128x256_c1x1_streamk")
     assert "pinned" in pinned.reason and "(B200 model's best for this config)" in pinned.reason

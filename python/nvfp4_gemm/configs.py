@@ -44,15 +44,13 @@ SM100_TILE_K = 256
 # Split-K counts the tuner measures and the sm100 model predicts (the ones a K tile count allows).
 SPLIT_K_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16)
 
-# sm90 dequantizing kernel (csrc/include/nvfp4_gemm/sm90/dequant_gemm.cuh): tile M = tokens per CTA,
-# N = 128 weight rows, K = 128-element pipeline stages; split-K chosen at run time; the MMA
-# instruction is mma.sync (m16n8k16) or wgmma (m64nNk16, N = tile M).
-_SM90_TILE_M = (16, 32, 64, 128)
-_SM90_MMA = ("mma_sync", "wgmma", "direct")
-_SM90_TILE_N = (128,)
-_SM90_TILE_K = (128,)
-# mma = "direct": decode kernel, mma.sync fed straight from global memory; 16 tokens x 128 weight
-# rows per CTA, K in chunks of 64 (its split-K unit)
+# sm90 kernels (csrc/include/nvfp4_gemm/sm90/): mma = "wgmma" (token prepass into fp16 + warp-specialized
+# wgmma kernel; tile = [tokens, weight rows, K stage]; the accumulators, tokens x weight rows / 256 FP32
+# per consumer thread, must fit in registers, so at most 128 x 256 or 256 x 128) or "direct" (decode:
+# mma.sync fed straight from global memory; 16 tokens x 128 weight rows per CTA, K in chunks of 64,
+# its split-K unit). Split-K chosen at run time.
+_SM90_MMA = ("wgmma", "direct")
+_SM90_WGMMA_TILES = ((64, 128, 128), (128, 128, 128), (256, 128, 128), (64, 256, 128), (128, 256, 128))
 _SM90_DIRECT_TILE = (16, 128, 64)
 
 _TABLE_NAME = "configs.toml"
@@ -67,7 +65,7 @@ class Config:
     tile: tuple[int, int, int]
     cluster: tuple[int, int]
     why: str
-    mma: str = "tcgen05"  # sm100: tcgen05 block-scaled MMA; sm90: "mma_sync" or "wgmma"
+    mma: str = "tcgen05"  # sm100: tcgen05 block-scaled MMA; sm90: "wgmma" or "direct"
     scheduler: str = "data_parallel"  # sm100: "data_parallel" or "stream_k"
     swap_ab: bool = False  # sm100: weights are the MMA's M operand, tokens its N (for small M)
 
@@ -122,11 +120,19 @@ class ConfigTable:
         raise KeyError(f"unknown config {name!r}; the table has: {known}")
 
 
-def shape_rule_violation(m: int, n: int, k: int, l: int, out_dtype: str) -> Optional[str]:
-    """The problem-level rules every kernel shares; None when the problem is valid."""
+def shape_rule_violation(
+    m: int, n: int, k: int, l: int, out_dtype: str, *, allow_empty: bool = False
+) -> Optional[str]:
+    """The problem-level rules every kernel shares; None when the problem is valid.
+
+    Kernels need every size positive; `allow_empty` accepts zeros, for the call-level check (an empty
+    problem is answered without a kernel)."""
     if out_dtype not in OUT_DTYPES:
         return f"out_dtype must be one of {', '.join(OUT_DTYPES)}, got {out_dtype}"
-    if m < 1 or n < 1 or k < 1 or l < 1:
+    if allow_empty:
+        if m < 0 or n < 0 or k < 0 or l < 0:
+            return f"M, N, K and L must not be negative, got M={m}, N={n}, K={k}, L={l}"
+    elif m < 1 or n < 1 or k < 1 or l < 1:
         return f"M, N, K and L must be positive, got M={m}, N={n}, K={k}, L={l}"
     if k % K_ALIGNMENT:
         return f"K (= 2 * a.shape[-1]) must be a multiple of {K_ALIGNMENT}, got K={k}"
@@ -137,11 +143,19 @@ def shape_rule_violation(m: int, n: int, k: int, l: int, out_dtype: str) -> Opti
 
 
 def _config_name(
-    family: str, tile: tuple[int, int, int], cluster: tuple[int, int], mma: str, scheduler: str, swap_ab: bool
+    family: str,
+    tile: tuple[int, int, int],
+    cluster: tuple[int, int],
+    mma: str,
+    scheduler: str,
+    swap_ab: bool,
 ) -> str:
     if family == "sm90":
-        kind = {"wgmma": "wgmma", "direct": "direct"}.get(mma, "dequant")
-        return f"sm90_{kind}_{tile[0]}x{tile[1]}x{tile[2]}_splitk"
+        # "prepass": the wgmma kernel reads tokens dequantized once per call (names of tuned tables
+        # measured with the in-CTA kernels of Hopper v3-v5 stay unknown instead of meaning another kernel)
+        kind = "wgmma" if mma == "wgmma" else "direct"
+        prepass = "_prepass" if mma == "wgmma" else ""
+        return f"sm90_{kind}_{tile[0]}x{tile[1]}x{tile[2]}{prepass}_splitk"
     sms = _SM100_TILE_M.get(tile[0], "?sm")
     name = f"{family}_{sms}_{tile[0]}x{tile[1]}x{tile[2]}_c{cluster[0]}x{cluster[1]}"
     if swap_ab:
@@ -160,7 +174,7 @@ def _check_row(row: dict, index: int) -> Config:
     cluster = tuple(int(x) for x in row["cluster"])
     if len(tile) != 3 or len(cluster) != 2:
         raise ValueError(f"{where}: tile is [M, N, K] and cluster is [M, N]")
-    mma = row.get("mma", "tcgen05" if family == "sm100" else "mma_sync")
+    mma = row.get("mma", "tcgen05" if family == "sm100" else None)
     if family == "sm100":
         if tile[0] not in _SM100_TILE_M or tile[1] not in _SM100_TILE_N or tile[2] not in _SM100_TILE_K:
             raise ValueError(
@@ -172,12 +186,11 @@ def _check_row(row: dict, index: int) -> Config:
         if tile[0] == 256 and cluster[0] % 2:
             raise ValueError(f"{where}: a 2SM tile (M=256) needs an even cluster M, got {cluster[0]}")
     else:
-        if mma == "direct":
-            if tuple(tile) != _SM90_DIRECT_TILE:
-                raise ValueError(f"{where}: the direct sm90 kernel's tile is {list(_SM90_DIRECT_TILE)}, got {list(tile)}")
-        elif tile[0] not in _SM90_TILE_M or tile[1] not in _SM90_TILE_N or tile[2] not in _SM90_TILE_K:
+        if mma == "direct" and tuple(tile) != _SM90_DIRECT_TILE:
+            raise ValueError(f"{where}: the direct sm90 kernel's tile is {list(_SM90_DIRECT_TILE)}, got {list(tile)}")
+        if mma == "wgmma" and tile not in _SM90_WGMMA_TILES:
             raise ValueError(
-                f"{where}: sm90 tile must be M in {_SM90_TILE_M}, N in {_SM90_TILE_N}, K in {_SM90_TILE_K}; "
+                f"{where}: the sm90 wgmma kernel's tile must be one of {[list(t) for t in _SM90_WGMMA_TILES]}, "
                 f"got {list(tile)}"
             )
         if cluster != (1, 1):

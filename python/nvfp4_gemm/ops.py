@@ -13,7 +13,16 @@ from typing import Optional
 import torch
 
 from . import _C
-from ._checks import OUT_DTYPE_NAMES, GemmShape, check_gemm_args, check_pointer_alignment
+from ._checks import (
+    OUT_DTYPE_NAMES,
+    GemmShape,
+    check_gemm_args,
+    check_kernel_limits,
+    check_out,
+    check_pointer_alignment,
+    check_split_k,
+    pinned_config,
+)
 from .formats import reference_gemm
 from .resolver import UnsupportedDeviceError, resolve
 
@@ -97,17 +106,14 @@ def _make_plan(
     _check_device_supported(index)
     dtype_name = OUT_DTYPE_NAMES[out_dtype]
     device = torch.device("cuda", index)
+    if config_name is not None:
+        pinned_config(config_name, torch.cuda.get_device_capability(index)[0])
     resolution = resolve(shape.m, shape.n, shape.k, shape.l, out_dtype, device, explain=True, config=config_name)
     name = resolution.config.name
+    check_split_k(split_k, shape.k, resolution.config)
     if split_k is None:
         split_k = resolution.split_k
-    elif split_k > 1 and not resolution.config.split_k:
-        raise ValueError(f"split_k={split_k}: config {name!r} has no split-K (pass split_k=None or 1)")
-    elif split_k > resolution.config.max_split_k(shape.k):
-        raise ValueError(
-            f"split_k={split_k}: config {name!r} splits K={shape.k} into at most "
-            f"{resolution.config.max_split_k(shape.k)} parts (one per {resolution.config.tile[2]}-element K tile)"
-        )
+    check_kernel_limits(resolution.config, shape, split_k)
     try:
         kernel = _C.lookup(name, dtype_name)
     except KeyError:
@@ -197,32 +203,77 @@ def gemm(
         a: packed FP4 (M, K/2) or (L, M, K/2), uint8 or torch.float4_e2m1fn_x2, contiguous.
         b: packed FP4 (N, K/2) or (L, N, K/2): the nn.Linear weight layout (K-major).
         a_scale, b_scale: float8_e4m3fn scales in the cuBLAS 128x4 blocked layout (any shape
-            whose contiguous storage is that layout, e.g. flat from `to_blocked`).
+            whose contiguous storage is that layout, e.g. flat from `to_blocked`). Plain row-major
+            (rows, K/16) scales of the same size cannot be detected and give a wrong result: convert
+            them with `nvfp4_gemm.to_blocked` (`nvfp4_gemm.testing.assert_blocked_like` checks).
         alpha: optional float32 one-element tensor on the same device (a global scale).
         out_dtype: torch.float16, torch.bfloat16 or torch.float32; default: out's dtype if `out`
             is given, else torch.float16.
-        out: optional preallocated output (M, N) or (L, M, N) of `out_dtype`; written in place.
-        config: optional config name from the config table, bypassing the resolver.
+        out: optional preallocated output (M, N) or (L, M, N) of `out_dtype`, contiguous and sharing
+            no memory with the inputs; written in place.
+        config: optional config name from the config table, bypassing the resolver (checked on every
+            device; eager calls only).
         split_k: optional K partition count for configs with split-K (default: the resolver's).
 
-    CUDA tensors run on their device's current stream; CPU tensors use the exact reference.
+    CUDA tensors run on their device's current stream; CPU tensors use the exact reference. M, N or
+    L = 0 give the empty output and K = 0 gives alpha * 0, without a launch. No argument may require
+    grad (there is no backward). The limits and their errors: README, "Errors and limits".
     """
     if out_dtype is None:
         out_dtype = out.dtype if isinstance(out, torch.Tensor) else torch.float16
+    if torch.compiler.is_compiling():
+        return _gemm_traced(a, b, a_scale, b_scale, alpha, out_dtype, out, config, split_k)
     shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, out)
-    if split_k is not None and (not isinstance(split_k, int) or split_k < 1 or split_k > -(-shape.k // 128)):
-        raise ValueError(f"split_k must be an int from 1 to ceil(K / 128) = {-(-shape.k // 128)}, got {split_k!r}")
+    check_split_k(split_k, shape.k)
     if a.device.type == "cuda":
         if out is None:
             out = torch.empty(shape.out_shape, dtype=out_dtype, device=a.device)
+        if shape.empty:
+            if config is not None:
+                pinned_config(config, torch.cuda.get_device_capability(a.device)[0])
+            return _answer_empty(alpha, out)
         _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, config, split_k)
         return out
     if a.device.type != "cpu":
         raise ValueError(f"tensors must be on a CUDA device or the CPU, got {a.device}")
+    if config is not None:
+        # the checks a launch of this config would make, so that a call behaves the same on every device
+        pinned = pinned_config(config)
+        if not shape.empty:
+            check_split_k(split_k, shape.k, pinned)
+            check_kernel_limits(pinned, shape, 1 if split_k is None else split_k)
+    if shape.empty:
+        return _answer_empty(alpha, torch.empty(shape.out_shape, dtype=out_dtype) if out is None else out)
     result = reference_gemm(a, b, a_scale, b_scale, alpha, out_dtype)
     if out is None:
         return result
     out.copy_(result)
+    return out
+
+
+def _gemm_traced(a, b, a_scale, b_scale, alpha, out_dtype, out, config, split_k) -> torch.Tensor:
+    """`gemm` as Dynamo traces it: the registered op, one opaque node (its fake gives the shape; the CPU
+    reference inside it is not for Inductor to compile), written into `out` when one is given."""
+    if config is not None or split_k is not None:
+        raise ValueError(
+            "config= and split_k= pin a kernel in eager calls; under torch.compile the op's resolver chooses "
+            "(cached per shape): call nvfp4_gemm.gemm without them, or outside the compiled region"
+        )
+    result = torch.ops.nvfp4.gemm(a, b, a_scale, b_scale, alpha, out_dtype)
+    if out is None:
+        return result
+    check_out(out, out_dtype, tuple(result.shape))
+    out.copy_(result)
+    return out
+
+
+def _answer_empty(alpha: Optional[torch.Tensor], out: torch.Tensor) -> torch.Tensor:
+    """A problem with no work, answered without a kernel: no elements (M, N or L = 0), or K = 0, whose
+    sums are empty: out = alpha * 0, as torch.matmul gives (NaN where alpha is inf or NaN, as the reference)."""
+    if out.numel():
+        out.zero_()
+        if alpha is not None:
+            out.mul_(alpha.reshape(()))
     return out
 
 
@@ -233,13 +284,17 @@ _lib.define(_SCHEMA)
 
 
 def _gemm_cpu(a, b, a_scale, b_scale, alpha=None, out_dtype=torch.float16):
-    check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype)
+    shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype)
+    if shape.empty:
+        return _answer_empty(alpha, torch.empty(shape.out_shape, dtype=out_dtype))
     return reference_gemm(a, b, a_scale, b_scale, alpha, out_dtype)
 
 
 def _gemm_cuda(a, b, a_scale, b_scale, alpha=None, out_dtype=torch.float16):
     shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype)
     out = torch.empty(shape.out_shape, dtype=out_dtype, device=a.device)
+    if shape.empty:
+        return _answer_empty(alpha, out)
     _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, None)
     return out
 

@@ -33,17 +33,30 @@ _DEFAULT_SM_MAJOR = 10
 # datasheets; a real device's own count replaces these.
 _MODEL_SM_COUNT = {10: 148, 9: 132}
 
-# sm90 split-K model (csrc/include/nvfp4_gemm/sm90/dequant_gemm.cuh):
-#   * resident CTAs per SM: mma.sync kernel __launch_bounds__(256, 2) and <= 104 KB of shared memory
-#     per CTA -> 2; warp-specialized wgmma kernel __launch_bounds__(512, 1), up to 208 KB -> 1;
-#     direct decode kernel __launch_bounds__(256, 2) -> 2;
-#   * a split should fill the pipeline, so it gets at least 4 K units (stages of 128, or the direct
-#     kernel's chunks of 64: the chunks it keeps in flight).
-_SM90_CTAS_PER_SM = {"mma_sync": 2, "wgmma": 1, "direct": 2}
-_SM90_MIN_STAGES_PER_SPLIT = 4
-_SM90_LARGEST_USEFUL_TOKEN_TILE = 128
-# Below this K the 128-token tile leaves too few K stages per CTA to fill its pipeline: 64 instead.
-_SM90_LONG_K = 4096
+# sm90 direct decode kernel (csrc/include/nvfp4_gemm/sm90/direct_gemm.cuh): __launch_bounds__(256, 2),
+# 64 KB of shared memory -> 2 resident CTAs per SM; a split should fill its loads in flight, so it gets
+# at least 4 K chunks of 64. The split fills the SMs' CTA slots.
+_SM90_DIRECT_CTAS_PER_SM = 2
+_SM90_MIN_CHUNKS_PER_SPLIT = 4
+# sm90 wgmma kernel (wgmma_gemm.cuh, one CTA per SM): a cost model fitted by
+# benchmarks/fit_sm90_model.py to every candidate (5 tiles x splits, 375 timings) that the Hopper sweep
+# timed on the H200 on 2026-11-23 (docs/h200-2026-11-23/sweep.json, benchmarks/sweep_hopper.py):
+#   us = fixed[tile] + per_stage[tile] * waves * ceil(stages / split)
+#        + (split > 1) * (split_fixed + split_reduction * (split - 1) * M * N / 1e6),
+# waves = ceil(tiles * split / SMs). fixed: the prepass, launch, pipeline fill and epilogue; per_stage:
+# one 128-K stage of one CTA; split_fixed: the split-K epilogue's partial tile round trip and counter;
+# split_reduction: the partials the last split reads back. Its picks on that sweep are within 6.2 % of
+# the measured best (fit_sm90_model.py prints each).
+_SM90_WGMMA_COST = {
+    (64, 128): (5.74, 0.6018),
+    (64, 256): (8.82, 0.9805),
+    (128, 128): (6.5, 0.8065),
+    (128, 256): (12.99, 1.4295),
+    (256, 128): (8.4, 1.411),
+}
+_SM90_SPLIT_FIXED_US = 7.37
+_SM90_SPLIT_REDUCTION_US_PER_MELEMENT = 6.09
+_SM90_MAX_SPLIT = 16
 
 
 class UnsupportedDeviceError(RuntimeError):
@@ -139,16 +152,32 @@ def resolve(
     return resolution if explain else resolution.config
 
 
-def _sm90_split_k(config: Config, m: int, n: int, k: int, l: int, sm_count: int) -> tuple[int, str]:
+def _sm90_direct_split(config: Config, m: int, n: int, k: int, l: int, sm_count: int) -> tuple[int, str]:
     tiles = -(-n // config.tile[1]) * -(-m // config.tile[0]) * l
-    stages = -(-k // config.tile[2])  # the kernel's split-K unit: a 128-K stage, or a 64-K chunk (direct)
-    ctas_per_sm = _SM90_CTAS_PER_SM[config.mma]
-    slots = ctas_per_sm * sm_count
-    split_k = max(1, min(stages // _SM90_MIN_STAGES_PER_SPLIT, slots // tiles))
+    chunks = -(-k // config.tile[2])
+    slots = _SM90_DIRECT_CTAS_PER_SM * sm_count
+    split_k = max(1, min(chunks // _SM90_MIN_CHUNKS_PER_SPLIT, slots // tiles))
     return split_k, (
-        f"split_k={split_k}: {tiles} output tiles on {sm_count} SMs x {ctas_per_sm} CTAs, "
-        f"{stages} K stages (>= {_SM90_MIN_STAGES_PER_SPLIT} per split)"
+        f"split_k={split_k}: {tiles} output tiles on {sm_count} SMs x {_SM90_DIRECT_CTAS_PER_SM} CTAs, "
+        f"{chunks} K chunks (>= {_SM90_MIN_CHUNKS_PER_SPLIT} per split)"
     )
+
+
+def sm90_wgmma_predict_us(config: Config, m: int, n: int, k: int, l: int, split_k: int, sm_count: int) -> float:
+    """The fitted sm90 wgmma cost model's time for one (config, split_k) (see _SM90_WGMMA_COST)."""
+    fixed, per_stage = _SM90_WGMMA_COST[(config.tile[0], config.tile[1])]
+    tiles = -(-n // config.tile[1]) * -(-m // config.tile[0]) * l
+    waves = -(-tiles * split_k // sm_count)
+    stages = -(-k // config.tile[2])
+    split_cost = 0.0
+    if split_k > 1:
+        split_cost = _SM90_SPLIT_FIXED_US + _SM90_SPLIT_REDUCTION_US_PER_MELEMENT * (split_k - 1) * m * n * l / 1e6
+    return fixed + waves * per_stage * -(-stages // split_k) + split_cost
+
+
+def _sm90_wgmma_best_split(config: Config, m: int, n: int, k: int, l: int, sm_count: int) -> tuple[int, float]:
+    splits = [s for s in range(1, _SM90_MAX_SPLIT + 1) if s <= config.max_split_k(k)]
+    return min(((s, sm90_wgmma_predict_us(config, m, n, k, l, s, sm_count)) for s in splits), key=lambda sp: sp[1])
 
 
 def _split_for(config: Config, m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int) -> tuple[int, str]:
@@ -156,7 +185,10 @@ def _split_for(config: Config, m: int, n: int, k: int, l: int, out_dtype: str, s
     if not config.split_k:
         return 1, "no split-K"
     if config.family == "sm90":
-        return _sm90_split_k(config, m, n, k, l, sm_count)
+        if config.mma == "direct":
+            return _sm90_direct_split(config, m, n, k, l, sm_count)
+        split_k, us = _sm90_wgmma_best_split(config, m, n, k, l, sm_count)
+        return split_k, f"split_k={split_k} (sm90 model's best for this config: {us:.1f} us on {sm_count} SMs)"
     best = sm100_model.rank((config,), m, n, k, l, out_dtype, sm100_model.for_device(sm_count))[0]
     return best.split_k, f"split_k={best.split_k} (B200 model's best for this config)"
 
@@ -176,25 +208,20 @@ def _pick(
     if not supported:
         raise ValueError(f"no config can run M={m} N={n} K={k} L={l} {out_dtype}: " + "; ".join(rejected))
     if supported[0].family == "sm90":
-        # Measured on the H200 (2026-11-21, warp-specialized wgmma kernel, docs/perf_notes.md "Hopper
-        # v3"): at M = 128 the 128-token tile wins from K = 7168 up (each weight dequantized once;
-        # 90.2 vs 108.3 us at 128x7168x16384, 34.6 vs 36.0 at 128x4096x7168), the 64 one at K = 2048
-        # (20.2 vs 25.8: a 128-tile CTA gets too few K stages); at M = 64 the 64 tile. Below that the
-        # smallest tile covering M wins (every CTA dequantizes its whole token slice again). The
-        # tuned table corrects where measured.
         # Decode (M <= 16): the direct kernel, measured on the H200 on 2026-11-22 (docs/perf_notes.md
-        # "Hopper v5") at its model split against the best wgmma config: 22.6 vs 27.7 us at
-        # 1x7168x7168, 24.7 vs 28.7 at 16x7168x7168, 18.5 vs 19.6 at 16x4096x7168, 41.6 vs 57.6 at
-        # 8x7168x16384.
+        # "Hopper v5"); from M = 17 up the wgmma configs, ranked by the fitted cost model.
         direct = [c for c in supported if c.mma == "direct" and m <= c.tile[0]]
         if direct:
             return direct[0], f"direct decode kernel: M = {m} <= {direct[0].tile[0]} tokens"
-        largest = _SM90_LARGEST_USEFUL_TOKEN_TILE if k >= _SM90_LONG_K else 64
-        wanted = min(m, largest)
-        pool = [c for c in supported if c.mma == "wgmma"] or supported
-        covering = [c for c in pool if c.tile[0] >= wanted]
-        choice = min(covering, key=lambda c: c.tile[0])
-        return choice, f"{choice.mma}, smallest token tile covering min(M, {largest}) (tile M = {choice.tile[0]})"
+        ranked = sorted(
+            ((c, *_sm90_wgmma_best_split(c, m, n, k, l, sm_count)) for c in supported if c.mma == "wgmma"),
+            key=lambda entry: entry[2],
+        )
+        choice, split_k, us = ranked[0]
+        why = f"sm90 model ({sm_count} SMs) predicts {us:.1f} us at split_k={split_k}"
+        if len(ranked) > 1:
+            why += f"; runner-up {ranked[1][0].name} split_k={ranked[1][1]} {ranked[1][2]:.1f} us"
+        return choice, why
     # sm100: the analytic model (nvfp4_gemm/sm100_model.py, docs/b200_model.md) predicts every config
     # at its best split count; the fastest wins, table order breaks ties.
     machine = sm100_model.for_device(sm_count)

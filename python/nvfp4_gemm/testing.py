@@ -12,9 +12,16 @@ from typing import Optional
 
 import torch
 
-from .formats import blocked_scale_numel, reference_gemm_float64, round_once, to_blocked, ulp
+from .formats import SCALE_BLOCK, blocked_scale_numel, from_blocked, reference_gemm_float64, round_once, to_blocked, ulp
 
-__all__ = ["Operands", "random_operands", "random_scales", "earned_tolerance", "check_against_reference"]
+__all__ = [
+    "Operands",
+    "random_operands",
+    "random_scales",
+    "earned_tolerance",
+    "check_against_reference",
+    "assert_blocked_like",
+]
 
 _FP32_UNIT_ROUNDOFF = 2.0**-24
 
@@ -120,3 +127,44 @@ def check_against_reference(out: torch.Tensor, ops: Operands, roundings: int) ->
         f"{outside_contract} of {out.numel()} outside rtol = atol = 1e-3"
     )
     return finite and worst <= 1.0, summary
+
+
+def assert_blocked_like(reference_plain: torch.Tensor, blocked: torch.Tensor) -> None:
+    """Assert that `blocked` holds the scales `reference_plain` in the blocked layout gemm reads.
+
+    `reference_plain`: plain row-major scales (rows, K/16) or (L, rows, K/16), as a quantizer computes
+    them; `blocked`: what you are about to pass as a_scale or b_scale. Padding bytes are not compared
+    (the kernels ignore them). gemm checks the scales' size, not their order: plain scales whose
+    size happens to match (rows a multiple of 128, K/16 of 4) are accepted and give a wrong result.
+    This check names that mistake; nvfp4_gemm.to_blocked(reference_plain) is the fix.
+    """
+    plain = reference_plain.unsqueeze(0) if reference_plain.dim() == 2 else reference_plain
+    if plain.dim() != 3:
+        raise AssertionError(f"reference_plain must be (rows, K/16) or (L, rows, K/16), got {tuple(reference_plain.shape)}")
+    if blocked.dtype != plain.dtype:
+        raise AssertionError(f"blocked has dtype {blocked.dtype}, reference_plain {plain.dtype}")
+    batches, rows, cols = plain.shape
+    k = cols * SCALE_BLOCK
+    expected = blocked_scale_numel(rows, k, batches)
+    if blocked.numel() != expected:
+        raise AssertionError(
+            f"blocked holds {blocked.numel()} scales; the blocked layout of {batches} x {rows} x {cols} plain scales "
+            f"holds L * round_up(rows, 128) * round_up(K/16, 4) = {expected}: build it with "
+            f"nvfp4_gemm.to_blocked(reference_plain)"
+        )
+    want = plain.contiguous().view(torch.uint8)
+    got = from_blocked(blocked, rows, k, batches).view(torch.uint8)
+    if torch.equal(got, want):
+        return
+    if torch.equal(blocked.contiguous().view(torch.uint8).reshape(-1)[: want.numel()], want.reshape(-1)):
+        raise AssertionError(
+            "blocked holds the scales in plain row-major order, not in the blocked (cuBLAS 128x4) layout gemm "
+            "reads: pass nvfp4_gemm.to_blocked(reference_plain)"
+        )
+    wrong = (got != want).nonzero()
+    first = tuple(int(i) for i in wrong[0])
+    raise AssertionError(
+        f"blocked differs from the blocked layout of reference_plain at {len(wrong)} of {want.numel()} scales; "
+        f"first at (l, row, k/16) = {first}: byte 0x{int(got[first]):02x}, expected 0x{int(want[first]):02x}. "
+        f"Build blocked scales with nvfp4_gemm.to_blocked(reference_plain)"
+    )

@@ -10,7 +10,7 @@ from typing import Callable
 
 import torch
 
-__all__ = ["Timing", "time_cuda", "geomean"]
+__all__ = ["Timing", "time_cuda", "geomean", "l2_flush_buffer"]
 
 # Larger than the L2 of current GPUs (tens of MB on H100/H200/B200): zeroing it evicts
 # the previous call's operands so each timed call reads them from device memory.
@@ -24,9 +24,14 @@ class Timing:
     samples: int
 
 
+def l2_flush_buffer() -> torch.Tensor:
+    """A device buffer larger than the L2: `zero_()` on it evicts earlier operands from the L2."""
+    return torch.empty(_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+
+
 def time_cuda(fn: Callable[[], object], *, warmup: int = 10, iters: int = 100, flush_l2: bool = True) -> Timing:
     """Median device time of `fn()` in microseconds over `iters` calls on the current stream."""
-    flush = torch.empty(_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda") if flush_l2 else None
+    flush = l2_flush_buffer() if flush_l2 else None
     for _ in range(warmup):
         fn()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]

@@ -6,10 +6,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "nvfp4_gemm/problem.h"
 
 namespace nvfp4_gemm {
+
+// Devices one process may use: the size of per-device state (SM counts, kernel attributes).
+inline constexpr int kMaxDevices = 64;
 
 // What a launch needs beyond the problem itself; owned by the caller (the binding).
 struct LaunchContext {
@@ -32,6 +36,26 @@ struct LaunchStatus {
   const char* message = "";
 };
 
+// What a prepared launch has done so far; tests and the host-cost benchmark read it.
+struct PlanCounters {
+  std::uint64_t calls = 0;            // run() calls, launching or not
+  std::uint64_t params_builds = 0;    // kernel parameters built for addresses not seen before
+  std::uint64_t workspace_inits = 0;  // workspace initialisations enqueued (stream-K barrier clears)
+  std::uint64_t launches = 0;
+};
+
+// A launch prepared once per plan: problem sizes, output dtype, config, split, device and stream are
+// fixed when it is made; per call only what depends on the operand addresses is left.
+class PreparedLaunch {
+ public:
+  virtual ~PreparedLaunch() = default;
+  // `p` holds this call's addresses (its sizes are the plan's), `ctx` its buffers. With
+  // launch = false: everything a launch does except the launch itself and the kernel's one-time
+  // device attributes, so the host cost can be measured on a GPU the kernel cannot run on.
+  virtual LaunchStatus run(const GemmProblem& p, const LaunchContext& ctx, bool launch) = 0;
+  virtual PlanCounters counters() const = 0;
+};
+
 struct KernelEntry {
   const char* config_name;  // stable name from csrc/configs.toml
   OutDtype out_dtype;
@@ -41,6 +65,7 @@ struct KernelEntry {
   LaunchStatus (*can_implement)(const GemmProblem&);
   std::size_t (*workspace_bytes)(const GemmProblem&, int device_id, int sm_count, int split_k);
   std::size_t (*counters_needed)(const GemmProblem&, int split_k);
+  // Launches with everything prepared on the spot (nullptr for families that have `prepare`).
   LaunchStatus (*launch)(const GemmProblem&, const LaunchContext&);
 
   // Test hooks (nullptr where a family has none). Both build the kernel's arguments with the
@@ -56,6 +81,12 @@ struct KernelEntry {
   // Facts of the compiled kernel that the resolver's model also derives (a test compares them):
   // depth of the shared-memory operand pipeline in K tiles (0 where a family does not report it).
   int pipeline_stages = 0;
+
+  // Makes the prepared launch of one plan: the sizes of `shape` (its addresses are not read) and
+  // ctx's split, device, SM count and stream. On failure: nullptr, and `status` says why. nullptr
+  // for families that launch through `launch`.
+  std::unique_ptr<PreparedLaunch> (*prepare)(const GemmProblem& shape, const LaunchContext& ctx,
+                                             LaunchStatus* status) = nullptr;
 };
 
 }  // namespace nvfp4_gemm

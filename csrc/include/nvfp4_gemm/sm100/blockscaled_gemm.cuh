@@ -18,6 +18,11 @@
 // Every kernel is launched with programmatic dependent launch: it may start while the previous
 // kernel on the stream finishes, and waits (griddepcontrol.wait, compiled in through
 // CUTLASS_ENABLE_GDC_FOR_SM100) before its first global memory access.
+//
+// Launches are prepared once per plan (`prepare`, see prepared_launch.h): arguments built,
+// can_implement and the workspace size asked once; kernel parameters (the TMA descriptors, which
+// embed addresses) built again only for addresses not seen before; the shared-memory attribute set
+// once per device. Per call: the workspace initialisation (stream-K barriers) and the launch.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -32,9 +37,13 @@
 #include <cutlass/gemm/kernel/gemm_universal.hpp>
 #include <cutlass/util/packed_stride.hpp>
 
+#include <array>
+#include <atomic>
+#include <memory>
 #include <type_traits>
 
 #include "nvfp4_gemm/kernel_entry.h"
+#include "nvfp4_gemm/prepared_launch.h"
 #include "nvfp4_gemm/problem.h"
 
 namespace nvfp4_gemm::sm100 {
@@ -102,31 +111,22 @@ struct BlockScaledGemm {
     // The kernel's own (M, N) and operands: the user's, or their swap.
     const int kernel_m = SwapAB ? p.n : p.m;
     const int kernel_n = SwapAB ? p.m : p.n;
-    const void* operand_a = SwapAB ? p.b : p.a;
-    const void* operand_b = SwapAB ? p.a : p.b;
-    const void* scale_a = SwapAB ? p.b_scale_blocked : p.a_scale_blocked;
-    const void* scale_b = SwapAB ? p.a_scale_blocked : p.b_scale_blocked;
     const auto problem_mnkl = cute::make_shape(kernel_m, kernel_n, p.k, p.l);
 
     Arguments args{};
     args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
     args.problem_shape = {kernel_m, kernel_n, p.k, p.l};
-    args.mainloop.ptr_A = static_cast<const ElementData*>(operand_a);
     args.mainloop.dA = cutlass::make_cute_packed_stride(StrideA{}, cute::make_shape(kernel_m, p.k, p.l));
-    args.mainloop.ptr_B = static_cast<const ElementData*>(operand_b);
     args.mainloop.dB = cutlass::make_cute_packed_stride(StrideB{}, cute::make_shape(kernel_n, p.k, p.l));
-    args.mainloop.ptr_SFA = static_cast<const ElementScale*>(scale_a);
     args.mainloop.layout_SFA = ScaleConfig::tile_atom_to_shape_SFA(problem_mnkl);
-    args.mainloop.ptr_SFB = static_cast<const ElementScale*>(scale_b);
     args.mainloop.layout_SFB = ScaleConfig::tile_atom_to_shape_SFB(problem_mnkl);
 
     args.epilogue.ptr_C = nullptr;
     args.epilogue.dC = cutlass::make_cute_packed_stride(StrideC{}, cute::make_shape(kernel_m, kernel_n, p.l));
-    args.epilogue.ptr_D = static_cast<ElementOut*>(p.out);
     args.epilogue.dD = cutlass::make_cute_packed_stride(StrideD{}, cute::make_shape(kernel_m, kernel_n, p.l));
     args.epilogue.thread.alpha = 1.0f;  // used only when alpha_ptr is null
-    args.epilogue.thread.alpha_ptr = p.alpha;
     args.epilogue.thread.beta = 0.0f;
+    set_addresses(args, p);
 
     if constexpr (StreamK) {
       using Decomposition = typename GemmKernel::TileScheduler::Params::DecompositionMode;
@@ -139,6 +139,17 @@ struct BlockScaledGemm {
     args.hw_info.device_id = device_id;
     args.hw_info.sm_count = sm_count;
     return args;
+  }
+
+  // The addresses in `args`: the user's operands, or their swap. The only part of the arguments a
+  // prepared launch changes per call.
+  static void set_addresses(Arguments& args, const GemmProblem& p) {
+    args.mainloop.ptr_A = static_cast<const ElementData*>(SwapAB ? p.b : p.a);
+    args.mainloop.ptr_B = static_cast<const ElementData*>(SwapAB ? p.a : p.b);
+    args.mainloop.ptr_SFA = static_cast<const ElementScale*>(SwapAB ? p.b_scale_blocked : p.a_scale_blocked);
+    args.mainloop.ptr_SFB = static_cast<const ElementScale*>(SwapAB ? p.a_scale_blocked : p.b_scale_blocked);
+    args.epilogue.ptr_D = static_cast<ElementOut*>(p.out);
+    args.epilogue.thread.alpha_ptr = p.alpha;
   }
 
   // The scale layout the kernel reads the user's a (or b) scales through.
@@ -167,25 +178,81 @@ struct BlockScaledGemm {
 
   static std::size_t counters_needed(const GemmProblem&, int /*split_k*/) { return 0; }
 
-  static LaunchStatus launch(const GemmProblem& p, const LaunchContext& ctx) {
-    if (!StreamK && ctx.split_k != 1) return {false, "this data-parallel kernel takes split_k = 1 only"};
-    if (ctx.split_k < 1) return {false, "split_k must be at least 1"};
-    Arguments args = make_arguments(p, ctx.device_id, ctx.sm_count, ctx.split_k);
+  // Above 48 KB a kernel must opt in to its dynamic shared memory. The attribute belongs to the
+  // kernel in one device's context: set once per device, on the first launch there.
+  static bool set_shared_memory_attribute(int device_id) {
+    static std::array<std::atomic<bool>, kMaxDevices> done{};
+    constexpr int smem_bytes = GemmKernel::SharedStorageSize;
+    if (device_id < 0 || device_id >= kMaxDevices) return false;
+    if (smem_bytes < (48 << 10) || done[device_id].load(std::memory_order_acquire)) return true;
+    if (cudaFuncSetAttribute(cutlass::device_kernel<GemmKernel>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smem_bytes) != cudaSuccess) {
+      (void)cudaGetLastError();  // not sticky: clear it so that later calls see their own errors
+      return false;
+    }
+    done[device_id].store(true, std::memory_order_release);
+    return true;
+  }
+
+  // What a plan fixes: the arguments of its sizes, split and device (addresses patched in when
+  // parameters are built), its workspace size and device. The policy of AddressKeyedLaunch.
+  class Plan {
+   public:
+    using Params = typename GemmKernel::Params;
+
+    Plan(const Arguments& args, std::size_t workspace_bytes, int device_id)
+        : args_(args), workspace_bytes_(workspace_bytes), device_id_(device_id) {}
+
+    std::size_t workspace_bytes() const { return workspace_bytes_; }
+
+    // TMA descriptors for these addresses (cuTensorMapEncodeTiled on the host, no device work).
+    LaunchStatus build_params(const GemmProblem& p, void* workspace, Params* params) {
+      set_addresses(args_, p);
+      *params = GemmKernel::to_underlying_arguments(args_, workspace);
+      return {};
+    }
+
+    // Stream-K: the reduction barriers are zeroed (cudaMemsetAsync on the launch stream).
+    LaunchStatus init_workspace(void* workspace, cudaStream_t stream) const {
+      if (GemmKernel::initialize_workspace(args_, workspace, stream) != cutlass::Status::kSuccess) {
+        return {false, "CUTLASS could not initialise the workspace (stream-K barrier clear)"};
+      }
+      return {};
+    }
+
+    LaunchStatus launch(Params& params, const GemmProblem&, const LaunchContext& ctx) const {
+      if (!set_shared_memory_attribute(device_id_)) {
+        return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
+      }
+      if (Gemm::run(params, ctx.stream, /*cuda_adapter=*/nullptr, /*launch_with_pdl=*/true) !=
+          cutlass::Status::kSuccess) {
+        return {false, "CUTLASS kernel launch failed"};
+      }
+      return {};
+    }
+
+   private:
+    Arguments args_;
+    std::size_t workspace_bytes_;
+    int device_id_;
+  };
+
+  static std::unique_ptr<PreparedLaunch> prepare(const GemmProblem& shape, const LaunchContext& ctx,
+                                                 LaunchStatus* status) {
+    if (ctx.split_k < 1) {
+      *status = {false, "split_k must be at least 1"};
+      return nullptr;
+    }
+    if (!StreamK && ctx.split_k != 1) {
+      *status = {false, "this data-parallel kernel takes split_k = 1 only"};
+      return nullptr;
+    }
+    const Arguments args = make_arguments(shape, ctx.device_id, ctx.sm_count, ctx.split_k);
     if (Gemm::can_implement(args) != cutlass::Status::kSuccess) {
-      return {false, "CUTLASS can_implement rejected the problem (alignment or shape)"};
+      *status = {false, "CUTLASS can_implement rejected the problem (alignment or shape)"};
+      return nullptr;
     }
-    if (Gemm::get_workspace_size(args) > ctx.workspace_capacity) {
-      return {false, "workspace smaller than the kernel needs"};
-    }
-    Gemm gemm;
-    // (Stream-K: initialize also clears the reduction barriers in the workspace, on ctx.stream.)
-    if (gemm.initialize(args, ctx.workspace, ctx.stream) != cutlass::Status::kSuccess) {
-      return {false, "CUTLASS initialize failed (TMA descriptor or shared-memory attribute)"};
-    }
-    if (gemm.run(ctx.stream, /*cuda_adapter=*/nullptr, /*launch_with_pdl=*/true) != cutlass::Status::kSuccess) {
-      return {false, "CUTLASS kernel launch failed"};
-    }
-    return {};
+    return std::make_unique<AddressKeyedLaunch<Plan>>(Plan(args, Gemm::get_workspace_size(args), ctx.device_id));
   }
 };
 

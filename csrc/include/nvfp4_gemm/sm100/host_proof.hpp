@@ -79,10 +79,11 @@ constexpr KernelEntry make_entry(const char* config_name, OutDtype out_dtype) {
                      &Kernel::can_implement,
                      &Kernel::workspace_bytes,
                      &Kernel::counters_needed,
-                     &Kernel::launch,
+                     /*launch=*/nullptr,
                      &scale_offsets<Kernel>,
                      &host_reference<Kernel>,
-                     Kernel::kPipelineStages};
+                     Kernel::kPipelineStages,
+                     &Kernel::prepare};
 }
 
 }  // namespace nvfp4_gemm::sm100

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Device-machine preamble (no network there): install the carried nvidia-cutlass wheel and build the
+# Hopper-only extension unless this tree's build is already installed. Source it:
+#   source benchmarks/device_build.sh [ARCHS]   (default 90a; logs in $OUT/build.log)
+export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site
+[ -d /tmp/site/cutlass_library ] || python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .carry/*.whl
+stamp="$(git rev-parse HEAD 2>/dev/null)-$(git status --porcelain | md5sum | cut -c1-8)-${1:-90a}"
+if [ "$(cat /tmp/nvfp4_gemm_built 2>/dev/null)" != "$stamp" ]; then
+  start=$(date +%s)
+  NVFP4_GEMM_CUDA_ARCHS="${1:-90a}" python3 -m pip install --no-build-isolation --no-deps . > "${OUT:-/tmp}/build.log" 2>&1 \
+    || { tail -40 "${OUT:-/tmp}/build.log"; return 1 2>/dev/null || exit 1; }
+  echo "$stamp" > /tmp/nvfp4_gemm_built
+  echo "build (${1:-90a}): $(( $(date +%s) - start )) s on $(nproc) cores"
+fi

@@ -1,0 +1,353 @@
+// Hopper (sm_90a) NVFP4 x NVFP4 GEMM, the parts every sm90 kernel shares: FP4 and e4m3 -> exact fp16
+// in registers, the MMA and copy primitives, the launch parameters, the CTA's share of the work and
+// the split-K epilogue.
+//
+// Why it is exact: e2m1 x e4m3 has at most 6 significant bits and lies in [2^-10, 2688], so it is
+// an fp16 value; so is that value times 2^-7 (>= 2^-17, a multiple of fp16's 2^-24 quantum). The
+// tensor cores multiply fp16 pairs exactly into FP32. Only the summation order differs from the
+// reference.
+//
+// Shape of the work (M tokens are few, N weights are many):
+//   * the MMA's "A" operand (rows from registers) is the weight tile b, the "B" operand the tokens a,
+//     so out^T tiles are computed and stored transposed;
+//   * weights are dequantized per warp straight from their raw bytes into MMA fragments;
+//   * inside a thread, the K order of the 8 elements of a 32-bit word is permuted (pairs (i, i+4)),
+//     identically for both operands, so no shuffles are needed: a dot product does not care about
+//     the order of its terms, only that both sides agree and each term has its own scale;
+//   * split-K over gridDim.z with a deterministic reduction: every split writes its FP32 partial
+//     tile to the scratch workspace; the last split to arrive (per-tile counter, in a zeroed
+//     counter array of its own) adds them in split order and leaves the counter zero.
+// The kernels: direct_gemm.cuh (decode), token_prepass.cuh + wgmma_gemm.cuh (everything larger);
+// launcher.cuh runs them.
+#pragma once
+
+#include <cuda.h>  // CUtensorMap and the encoder's signature (called through the runtime: no libcuda link)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cute/arch/mma_sm90_desc.hpp>
+#include <cute/arch/mma_sm90_gmma.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+namespace nvfp4_gemm::sm90 {
+
+namespace detail {
+
+constexpr int kTileN = 128;         // weight rows per CTA
+constexpr int kStageK = 128;        // FP4 elements per pipeline stage
+constexpr int kStageBytes = 64;     // raw bytes per row per stage
+constexpr int kScaleChunk = 512;    // one 128x4 tile of the blocked scale layout
+constexpr int kScaleBytes = 2 * kScaleChunk;  // a stage spans 8 scale columns = 2 tiles
+// The fp16 values carry a 2^-7 factor each (see dequant): 2^14 for the product, undone in the epilogue.
+constexpr float kProductRescale = 16384.0f;
+
+__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16-byte async copy; `bytes` < 16 zero-fills the rest (0 for rows past M or N, or K past the end).
+__device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(bytes));
+}
+// The same with an L2 prefetch of the surrounding aligned 256 bytes: a stage reads only 64 bytes of
+// each K-major row, so the next stages' bytes of the row come in with the first one.
+__device__ __forceinline__ void cp_async_16_prefetch(void* smem, const void* gmem, int bytes) {
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem),
+               "r"(bytes));
+}
+
+// mbarriers (warp-specialized wgmma kernel). Arrive releases and a completed wait acquires at CTA
+// scope, so the data a phase guards is visible to the waiting threads.
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
+  asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(smem_addr(bar))
+               : "memory");
+}
+// Arrives once every cp.async this thread issued so far has landed (counts as one expected arrival).
+__device__ __forceinline__ void mbar_arrive_on_copies(std::uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+// A waiting warp may sleep this long (it wakes when the phase completes): spinning warps would take
+// issue slots from the producer that shares their scheduler.
+#ifndef NVFP4_SM90_SUSPEND_NS
+#define NVFP4_SM90_SUSPEND_NS 100000
+#endif
+constexpr unsigned kSuspendHintNs = NVFP4_SM90_SUSPEND_NS;
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
+  asm volatile(
+      "{\n .reg .pred done;\n"
+      "RETRY:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, %2;\n"
+      " @!done bra RETRY;\n}\n" ::"r"(smem_addr(bar)),
+      "r"(parity), "n"(kSuspendHintNs)
+      : "memory");
+}
+
+// Bulk tensor copy (TMA) of one box of a 3D tensor map into shared memory; its bytes complete a
+// transaction on `bar`.
+__device__ __forceinline__ void tma_load_3d(void* smem, const CUtensorMap* map, std::uint64_t* bar, int x, int y, int z) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];\n" ::"r"(smem_addr(smem)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_addr(bar))
+      : "memory");
+}
+// Arrive on `bar` and announce `bytes` more transaction bytes for its current phase.
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void sts128(void* p, std::uint32_t a, std::uint32_t b, std::uint32_t c, std::uint32_t d) {
+  *reinterpret_cast<uint4*>(p) = make_uint4(a, b, c, d);
+}
+
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* smem) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(smem)));
+}
+
+__device__ __forceinline__ void mma_f16(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                        std::uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Two copies of one e4m3 scale byte in the low 16 bits -> fp16x2 (both lanes) of scale * 2^7. e4m3
+// values are exact in fp16 and the product with 2^7 stays below 65504 (448 * 128 = 57344).
+__device__ __forceinline__ std::uint32_t scale_pair_to_half2(std::uint32_t pair) {
+  std::uint32_t h2;
+  asm("{\n .reg .b16 s;\n cvt.u16.u32 s, %1;\n cvt.rn.f16x2.e4m3x2 %0, s;\n}\n" : "=r"(h2) : "r"(pair));
+  const __half2 scaled = __hmul2(*reinterpret_cast<__half2*>(&h2), __half2half2(__ushort_as_half(0x5800)));
+  return *reinterpret_cast<const std::uint32_t*>(&scaled);
+}
+__device__ __forceinline__ std::uint32_t scale_to_half2(std::uint32_t scale_byte) {
+  return scale_pair_to_half2(scale_byte | (scale_byte << 8));
+}
+// Two different e4m3 scale bytes (low 16 bits) -> fp16x2 of (low byte, high byte) * 2^7: one
+// conversion serves two scales; their halves are broadcast where used (an operand swizzle of HMUL2).
+__device__ __forceinline__ __half2 two_scales_to_half2(std::uint32_t pair) {
+  std::uint32_t h2;
+  asm("{\n .reg .b16 s;\n cvt.u16.u32 s, %1;\n cvt.rn.f16x2.e4m3x2 %0, s;\n}\n" : "=r"(h2) : "r"(pair));
+  return __hmul2(*reinterpret_cast<__half2*>(&h2), __half2half2(__ushort_as_half(0x5800)));
+}
+
+// Eight e2m1 codes in a 32-bit word (element i = nibble i) -> four fp16x2, pair i = (element i,
+// element i + 4), each value = e2m1 * scale * 2^-7. The e2m1 bits (sign, 2 exponent, 1 mantissa)
+// placed at fp16 bits 15 and 11..9 read as e2m1 * 2^-14, subnormal codes included; `scale2` holds
+// scale * 2^7.
+// Bit work, 11 operations per word: in `even` the even nibbles keep their magnitude and get their
+// sign 3 bits higher (bits 3..5 above each even nibble are don't-cares), in `odd` the odd nibbles get
+// their magnitude 3 bits lower and keep their sign. Each then needs one shift to put a nibble's
+// magnitude at bits 9..11 and its sign at bit 15 of both halves, and one mask (each select is a LOP3).
+// (a & kMask) | (b & ~kMask) as one LOP3 (the compiler splits the C++ form into two).
+template <std::uint32_t kMask>
+__device__ __forceinline__ std::uint32_t select_bits(std::uint32_t a, std::uint32_t b) {
+  std::uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xE4;\n" : "=r"(d) : "r"(a), "r"(b), "n"(kMask));
+  return d;
+}
+__device__ __forceinline__ void dequant8(std::uint32_t x, __half2 s, std::uint32_t (&out)[4]) {
+  constexpr std::uint32_t kEvenMagnitude = 0x07070707u, kOddSign = 0x80808080u, kFp16Bits = 0x8E008E00u;
+  const std::uint32_t even = select_bits<kEvenMagnitude>(x, x << 3);
+  const std::uint32_t odd = select_bits<kOddSign>(x, x >> 3);
+  const std::uint32_t bits[4] = {(even << 9) & kFp16Bits, (odd << 8) & kFp16Bits, (even << 1) & kFp16Bits,
+                                 odd & kFp16Bits};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const __half2 v = __hmul2(*reinterpret_cast<const __half2*>(&bits[i]), s);
+    out[i] = *reinterpret_cast<const std::uint32_t*>(&v);
+  }
+}
+__device__ __forceinline__ void dequant8(std::uint32_t x, std::uint32_t scale2, std::uint32_t (&out)[4]) {
+  dequant8(x, *reinterpret_cast<const __half2*>(&scale2), out);
+}
+
+// wgmma m64nNk16 with A (weights) from registers and B (tokens) from shared memory, FP32 accumulate.
+template <int N>
+struct WgmmaAtom;
+template <>
+struct WgmmaAtom<64> {
+  using type = cute::SM90::GMMA::MMA_64x64x16_F32F16F16_RS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>;
+};
+template <>
+struct WgmmaAtom<128> {
+  using type = cute::SM90::GMMA::MMA_64x128x16_F32F16F16_RS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>;
+};
+
+template <>
+struct WgmmaAtom<256> {
+  using type = cute::SM90::GMMA::MMA_64x256x16_F32F16F16_RS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>;
+};
+
+template <int N, std::size_t... I>
+__device__ __forceinline__ void wgmma_rs(const std::uint32_t (&a)[4], std::uint64_t desc_b, float* d,
+                                         std::index_sequence<I...>) {
+  WgmmaAtom<N>::type::fma(a[0], a[1], a[2], a[3], desc_b, d[I]..., cute::SM90::GMMA::ScaleOut::One);
+}
+
+// Descriptor of a K-major, 128-byte-swizzled B operand starting at `smem_ptr` (1024-byte aligned
+// atoms of 8 rows x 128 bytes, 8-row groups 1024 bytes apart).
+__device__ __forceinline__ std::uint64_t sw128_descriptor(const void* smem_ptr) {
+  cute::GmmaDescriptor desc;
+  desc.bitfield.start_address_ = static_cast<std::uint16_t>(smem_addr(smem_ptr) >> 4);
+  desc.bitfield.leading_byte_offset_ = 1;  // unused for swizzled K-major layouts
+  desc.bitfield.stride_byte_offset_ = 1024 >> 4;
+  desc.bitfield.base_offset_ = 0;
+  desc.bitfield.layout_type_ = static_cast<std::uint8_t>(cute::SM90::GMMA::LayoutType::B128);
+  return desc.desc_;
+}
+
+template <class T>
+__device__ __forceinline__ T convert_out(float v);
+template <>
+__device__ __forceinline__ __half convert_out<__half>(float v) { return __float2half_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 convert_out<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <>
+__device__ __forceinline__ float convert_out<float>(float v) { return v; }
+
+}  // namespace detail
+
+
+// Everything a launch needs, by value (kernel parameter).
+struct DequantGemmParams {
+  const std::uint8_t* a;
+  const std::uint8_t* b;
+  const std::uint8_t* a_scale;
+  const std::uint8_t* b_scale;
+  void* out;
+  const float* alpha;
+  const __half* tokens;     // prepass kernel: (l, m, k) fp16 tokens in the permuted K order (see below)
+  float* partials;          // split_k > 1: [l][split][m][n] FP32
+  unsigned int* counters;   // split_k > 1: one per output tile, zero between launches
+  int m, n, k, l;
+  int split_k;
+  int stages_total;         // ceil(k / 128)
+  long long a_scale_batch;  // bytes of blocked scales per batch
+  long long b_scale_batch;
+  int scale_cols_padded;    // round_up(k / 16, 4)
+  // prepass kernel: the fp16 tokens as a 3D tensor (k, m, l) for TMA, boxes of 64 x tile M x 1 in
+  // the 128-byte swizzle, zeros outside (the kernel takes the parameters __grid_constant__)
+  CUtensorMap tokens_map;
+};
+
+// The output tile and the K stages one CTA owns: blockIdx = (weight tile, token tile, batch * split_k
+// + split); splits cut the K stages as evenly as integers allow.
+struct CtaWork {
+  int n0, m0, batch, split, stage_begin, num_stages;
+};
+
+template <int kTileM, int kTileN = detail::kTileN>
+__device__ __forceinline__ CtaWork cta_work(const DequantGemmParams& p) {
+  CtaWork w;
+  w.n0 = blockIdx.x * kTileN;
+  w.m0 = blockIdx.y * kTileM;
+  w.batch = blockIdx.z / p.split_k;
+  w.split = blockIdx.z % p.split_k;
+  w.stage_begin = static_cast<int>(static_cast<long long>(p.stages_total) * w.split / p.split_k);
+  const int stage_end = static_cast<int>(static_cast<long long>(p.stages_total) * (w.split + 1) / p.split_k);
+  w.num_stages = stage_end - w.stage_begin;
+  return w;
+}
+
+// Barrier of the threads that run the epilogue: the whole CTA (mma.sync kernel) or named barrier 1
+// of the consumer warpgroups (warp-specialized kernel, whose producers have left).
+struct CtaSync {
+  __device__ __forceinline__ void operator()() const { __syncthreads(); }
+};
+template <int kThreads>
+struct NamedSync {
+  __device__ __forceinline__ void operator()() const { asm volatile("bar.sync 1, %0;\n" ::"n"(kThreads) : "memory"); }
+};
+
+// Epilogue shared by both kernels: the CTA's FP32 tile [token][weight] (pitch kTileN + 4 floats,
+// in shared memory, complete for every epilogue thread) -> split-K partials / reduction -> output.
+// `tid` counts the kNumThreads epilogue threads from 0.
+template <int kTileM, int kNumThreads, class ElementOut, class Sync, int kTileN = detail::kTileN>
+__device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* tile, int tid, Sync sync) {
+  using namespace detail;
+  constexpr int kTilePitch_ = kTileN + 4;
+  const CtaWork work = cta_work<kTileM, kTileN>(p);
+  const int n0 = work.n0, m0 = work.m0, batch = work.batch, split = work.split;
+  const float scale = (p.alpha != nullptr ? *p.alpha : 1.0f) * kProductRescale;
+  ElementOut* out = static_cast<ElementOut*>(p.out) + static_cast<long long>(batch) * p.m * p.n;
+  const int tile_id = (batch * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+
+  if (p.split_k > 1) {
+    // Publish this split's partial tile, then let the last split of the tile reduce all of them in
+    // split order (the same order whatever order the splits finished in: bitwise reproducible).
+    float* partial = p.partials + (static_cast<long long>(batch) * p.split_k + split) * p.m * p.n;
+    for (int i = tid; i < kTileM * (kTileN / 4); i += kNumThreads) {
+      const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
+      if (m0 + token < p.m && n0 + col < p.n) {
+        *reinterpret_cast<float4*>(partial + static_cast<long long>(m0 + token) * p.n + n0 + col) =
+            *reinterpret_cast<const float4*>(tile + token * kTilePitch_ + col);
+      }
+    }
+    __threadfence();
+    sync();
+    __shared__ unsigned int arrived;
+    if (tid == 0) arrived = atomicAdd(p.counters + tile_id, 1u);
+    sync();
+    if (arrived != static_cast<unsigned int>(p.split_k - 1)) return;
+    __threadfence();
+    for (int i = tid; i < kTileM * (kTileN / 4); i += kNumThreads) {
+      const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
+      if (m0 + token < p.m && n0 + col < p.n) {
+        float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int s = 0; s < p.split_k; ++s) {
+          const float* src = p.partials + (static_cast<long long>(batch) * p.split_k + s) * p.m * p.n +
+                             static_cast<long long>(m0 + token) * p.n + n0 + col;
+          const float4 v = __ldcg(reinterpret_cast<const float4*>(src));
+          sum.x += v.x;
+          sum.y += v.y;
+          sum.z += v.z;
+          sum.w += v.w;
+        }
+        *reinterpret_cast<float4*>(tile + token * kTilePitch_ + col) = sum;
+      }
+    }
+    if (tid == 0) p.counters[tile_id] = 0;  // ready for the next launch (and CUDA-graph replays)
+    sync();
+  }
+
+  // FP32 tile -> output rows, 4 elements per thread per step (N is a multiple of 4 or 8).
+  for (int i = tid; i < kTileM * (kTileN / 4); i += kNumThreads) {
+    const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
+    if (m0 + token < p.m && n0 + col < p.n) {
+      const float* src = tile + token * kTilePitch_ + col;
+      ElementOut* dst = out + static_cast<long long>(m0 + token) * p.n + n0 + col;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dst[e] = convert_out<ElementOut>(src[e] * scale);
+    }
+  }
+}
+
+template <int kSlots>
+struct RingPos {
+  int slot = 0;
+  unsigned phase = 0;
+  __device__ __forceinline__ void advance() {
+    if (++slot == kSlots) {
+      slot = 0;
+      phase ^= 1u;
+    }
+  }
+};
+
+
+// griddepcontrol (sm_90): the token prepass lets its dependent GEMM launch at once; the GEMM's
+// producers wait for the prepass's writes only before their first token copy.
+__device__ __forceinline__ void launch_dependents() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
+__device__ __forceinline__ void wait_for_prerequisites() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+
+}  // namespace nvfp4_gemm::sm90

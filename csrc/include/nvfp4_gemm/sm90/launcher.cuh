@@ -1,0 +1,189 @@
+// The sm90 family's launcher and registry hooks: one DequantGemm<token tile, out dtype, kernel, weight
+// tile> per config table row and output dtype (instantiated by the generated translation units).
+#pragma once
+
+#include "nvfp4_gemm/kernel_entry.h"
+#include "nvfp4_gemm/problem.h"
+#include "nvfp4_gemm/sm90/direct_gemm.cuh"
+#include "nvfp4_gemm/sm90/token_prepass.cuh"
+#include "nvfp4_gemm/sm90/wgmma_gemm.cuh"
+
+namespace nvfp4_gemm::sm90 {
+
+// Which kernel a config runs (the config table's `mma` field).
+enum class Kind { kWgmma, kDirect };
+
+// Host side. The TMA tensor map of the prepass's fp16 tokens: dims (k, m, l), boxes of 64 x box_rows x 1
+// in the 128-byte swizzle, zeros outside the tensor (rows past M, K past the end). The driver's encoder
+// comes through the runtime (no link against libcuda), looked up once. Encoding takes host time and the
+// workspace address is stable per (device, stream), so each thread keeps the last map it encoded.
+inline bool tokens_tensor_map(CUtensorMap* map, const void* tokens, int k, int m, int l, int box_rows) {
+  using Encode = decltype(&cuTensorMapEncodeTiled);
+  static const Encode encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      return static_cast<Encode>(nullptr);
+    }
+    return reinterpret_cast<Encode>(fn);
+  }();
+  struct Cached {
+    const void* tokens = nullptr;
+    int k = 0, m = 0, l = 0, box_rows = 0;
+    CUtensorMap map;
+  };
+  thread_local Cached cached;
+  if (cached.tokens == tokens && cached.k == k && cached.m == m && cached.l == l && cached.box_rows == box_rows) {
+    *map = cached.map;
+    return true;
+  }
+  if (encode == nullptr) return false;
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(m), static_cast<cuuint64_t>(l)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(k) * 2, static_cast<cuuint64_t>(k) * 2 * m};
+  const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(box_rows), 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  if (encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<void*>(tokens), dims, strides, box, element_strides,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+    return false;
+  }
+  cached = Cached{tokens, k, m, l, box_rows, *map};
+  return true;
+}
+
+// The launcher and its registry hooks for one (token tile, out dtype, kernel, weight tile).
+template <int kTileM, class ElementOut, Kind kKind, int kTileN = detail::kTileN>
+struct DequantGemm {
+  static_assert(kTileN == detail::kTileN || kKind == Kind::kWgmma, "only the wgmma kernel has 256-row tiles");
+  // K per unit of split-K work: a pipeline stage, or a chunk of the direct kernel
+  static constexpr int kSplitUnitK = kKind == Kind::kDirect ? direct::kChunkK : detail::kStageK;
+  static constexpr bool kPrepass = kKind == Kind::kWgmma;  // the wgmma kernel reads the prepass's fp16 tokens
+
+  static int stages_total(const GemmProblem& p) { return (p.k + detail::kStageK - 1) / detail::kStageK; }
+  static int tiles(const GemmProblem& p) {
+    return ((p.n + kTileN - 1) / kTileN) * ((p.m + kTileM - 1) / kTileM) * p.l;
+  }
+
+  static LaunchStatus can_implement(const GemmProblem& p) {
+    if (p.m < 1 || p.n < 1 || p.l < 1 || p.k < 32 || p.k % 32 != 0) {
+      return {false, "needs M, N, L >= 1 and K a positive multiple of 32"};
+    }
+    if (p.n % 4 != 0) return {false, "needs N a multiple of 4"};
+    return {};
+  }
+
+  // The prepass's fp16 tokens come first, then the split-K partials, each 256-byte aligned.
+  static std::size_t token_bytes(const GemmProblem& p) {
+    if (!kPrepass) return 0;
+    return (static_cast<std::size_t>(p.l) * p.m * p.k * sizeof(__half) + 255) / 256 * 256;
+  }
+  static std::size_t workspace_bytes(const GemmProblem& p, int /*device_id*/, int /*sm_count*/, int split_k) {
+    const std::size_t partials = split_k <= 1 ? 0 : static_cast<std::size_t>(p.l) * split_k * p.m * p.n * sizeof(float);
+    return token_bytes(p) + partials;
+  }
+
+  static std::size_t counters_needed(const GemmProblem& p, int split_k) {
+    return split_k <= 1 ? 0 : static_cast<std::size_t>(tiles(p));
+  }
+
+  static constexpr int kMaxDevices = 64;  // the binding's device limit
+
+  static LaunchStatus launch(const GemmProblem& p, const LaunchContext& ctx) {
+    LaunchStatus ok = can_implement(p);
+    if (!ok.ok) return ok;
+    if (ctx.split_k < 1) return {false, "split_k must be at least 1"};
+    const int split_k = ctx.split_k;
+    if (split_k > (p.k + kSplitUnitK - 1) / kSplitUnitK) {
+      return {false, "split_k larger than the number of K stages (128 elements; 64 for the direct kernel)"};
+    }
+    if (workspace_bytes(p, ctx.device_id, ctx.sm_count, split_k) > ctx.workspace_capacity) {
+      return {false, "workspace smaller than the kernel needs"};
+    }
+    if (counters_needed(p, split_k) > ctx.counter_capacity) return {false, "fewer split-K counters than tiles"};
+    DequantGemmParams params{};
+    params.a = static_cast<const std::uint8_t*>(p.a);
+    params.b = static_cast<const std::uint8_t*>(p.b);
+    params.a_scale = static_cast<const std::uint8_t*>(p.a_scale_blocked);
+    params.b_scale = static_cast<const std::uint8_t*>(p.b_scale_blocked);
+    params.out = p.out;
+    params.alpha = p.alpha;
+    params.m = p.m;
+    params.n = p.n;
+    params.k = p.k;
+    params.l = p.l;
+    params.split_k = split_k;
+    params.stages_total = stages_total(p);
+    params.scale_cols_padded = (p.k / 16 + 3) / 4 * 4;
+    params.a_scale_batch = static_cast<long long>((p.m + 127) / 128 * 128) * params.scale_cols_padded;
+    params.b_scale_batch = static_cast<long long>((p.n + 127) / 128 * 128) * params.scale_cols_padded;
+    std::uint8_t* workspace = static_cast<std::uint8_t*>(ctx.workspace);
+    if (kPrepass) params.tokens = reinterpret_cast<const __half*>(workspace);
+    if (split_k > 1) {
+      params.counters = ctx.counters;
+      params.partials = reinterpret_cast<float*>(workspace + token_bytes(p));
+    }
+    void (*kernel)(DequantGemmParams) = nullptr;
+    int threads = 0, smem_bytes = 0;
+    if constexpr (kKind == Kind::kWgmma) {
+      kernel = wgmma_gemm_kernel<kTileM, kTileN, ElementOut>;
+      threads = WgmmaShape<kTileM, kTileN>::kThreads;
+      smem_bytes = WgmmaShape<kTileM, kTileN>::kSmemBytes;
+    } else {
+      kernel = direct_decode_kernel<kTileM, ElementOut>;
+      threads = direct::kThreads;
+      smem_bytes = direct::kSmemBytes;
+    }
+    // Above 48 KB a kernel must opt in to its dynamic shared memory. The attribute belongs to the
+    // device's context, so it is set once per device (the binding made `ctx.device_id` current).
+    static bool attribute_set[kMaxDevices] = {};
+    if (ctx.device_id < 0 || ctx.device_id >= kMaxDevices) return {false, "device index out of range"};
+    if (!attribute_set[ctx.device_id]) {
+      if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes) != cudaSuccess) {
+        return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
+      }
+      attribute_set[ctx.device_id] = true;
+    }
+    const dim3 grid((p.n + kTileN - 1) / kTileN, (p.m + kTileM - 1) / kTileM, p.l * split_k);
+    if constexpr (kPrepass) {
+      if (!tokens_tensor_map(&params.tokens_map, params.tokens, p.k, p.m, p.l, kTileM)) {
+        return {false, "cuTensorMapEncodeTiled failed for the prepass's fp16 tokens"};
+      }
+      const long long segments = static_cast<long long>(p.l) * p.m * (p.k / prepass::kSegmentK);
+      const unsigned blocks = static_cast<unsigned>((segments + prepass::kThreads - 1) / prepass::kThreads);
+      dequant_tokens_kernel<prepass::kSegmentK><<<blocks, prepass::kThreads, 0, ctx.stream>>>(params);
+      if (cudaGetLastError() != cudaSuccess) return {false, "token prepass launch failed"};
+      // Programmatic dependent launch: the GEMM starts while the prepass runs and loads its first
+      // weights; its producers wait (griddepcontrol.wait) before reading the tokens.
+      cudaLaunchConfig_t config{};
+      config.gridDim = grid;
+      config.blockDim = dim3(threads);
+      config.dynamicSmemBytes = smem_bytes;
+      config.stream = ctx.stream;
+      cudaLaunchAttribute attribute{};
+      attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attribute.val.programmaticStreamSerializationAllowed = 1;
+      config.attrs = &attribute;
+      config.numAttrs = 1;
+      if (cudaLaunchKernelEx(&config, kernel, params) != cudaSuccess) return {false, "kernel launch failed"};
+      return {};
+    }
+    kernel<<<grid, threads, smem_bytes, ctx.stream>>>(params);
+    if (cudaGetLastError() != cudaSuccess) return {false, "kernel launch failed"};
+    return {};
+  }
+};
+
+}  // namespace nvfp4_gemm::sm90
+
+namespace nvfp4_gemm::sm90 {
+
+template <class Kernel>
+constexpr KernelEntry make_entry(const char* config_name, OutDtype out_dtype) {
+  return KernelEntry{config_name,          out_dtype,       /*sm_major=*/9,
+                     &Kernel::can_implement, &Kernel::workspace_bytes, &Kernel::counters_needed, &Kernel::launch,
+                     /*scale_offsets=*/nullptr, /*host_reference=*/nullptr};
+}
+
+}  // namespace nvfp4_gemm::sm90

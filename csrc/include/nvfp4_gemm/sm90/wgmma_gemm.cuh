@@ -1,0 +1,247 @@
+// The sm90 wgmma kernel (the `sm90_wgmma_*_prepass_splitk` configs): raw FP4 weights dequantized in
+// registers as wgmma's A operand, fp16 tokens from the token prepass (token_prepass.cuh) by TMA as
+// its shared-memory B operand.
+#pragma once
+
+#include "nvfp4_gemm/sm90/common.cuh"
+
+namespace nvfp4_gemm::sm90 {
+
+// One producer warpgroup (cp.async of raw weights and scales, TMA of the fp16 tokens, into a
+// kSlots-deep ring with one full and one empty mbarrier per slot) and two consumer warpgroups. A CTA
+// covers kTileN = 128 or 256 weight rows: consumer warp w owns rows 16 w + 128 t of m-tile t
+// (t < kTileN / 128), so each warpgroup issues one m64nNk16 wgmma per m-tile and k16 step, N = the
+// token tile. 256 rows halve the token bytes per MMA, which the large token tiles need (perf notes,
+// "Hopper v6"). Per k64 half of a stage the consumers dequantize their weights into one of two
+// fragment sets and issue one batch of wgmmas; the sets alternate, so one half's dequantization
+// overlaps the previous half's wgmmas (wgmma.wait_group 1, never 0 in the loop). No CTA-wide barrier
+// in the main loop.
+template <int kTileM, int kTileN>
+struct WgmmaShape {
+  static_assert(kTileN == 128 || kTileN == 256, "weight tile is 128 or 256 rows");
+  static_assert(kTileM == 64 || kTileM == 128 || (kTileM == 256 && kTileN == 128),
+                "token tile is 64, 128 or (with 128 weight rows) 256: the accumulators must fit in registers");
+  static constexpr int kMTiles = kTileN / 128;  // 64-row wgmma m-tiles per consumer warpgroup
+  static constexpr int kProducerThreads = 128;
+  static constexpr int kThreads = kProducerThreads + 256;
+  // setmaxnreg budgets: 384 threads start at 168 registers; 128 x 72 + 256 x 216 = 64512 <= 65536,
+  // or 128 x 40 + 256 x 232 for the 128 x 256 tile, whose 128 accumulators and two fragment sets of
+  // 32 registers per thread need 232 (ptxas serializes the wgmmas below that, C7512).
+  static constexpr bool kWideAccumulators = kTileM * kTileN >= 128 * 256;
+  static constexpr int kProducerRegs = kWideAccumulators ? 40 : 72;
+  static constexpr int kConsumerRegs = kWideAccumulators ? 232 : 216;
+  static constexpr int kTokBytes = kTileM * detail::kStageK * 2;  // fp16 tokens of one stage, 1 KB aligned
+  static constexpr int kRawW = kTileN * detail::kStageBytes;
+  static constexpr int kScaleW = kMTiles * detail::kScaleBytes;  // 1 KB per 128-row block of the blocked layout
+  static constexpr int kSlotBytes = kTokBytes + kRawW + kScaleW;
+  static constexpr int kEpilogueSmem = kTileM * (kTileN + 4) * 4;
+  static constexpr int kRingBudget = 226 * 1024;
+  static constexpr int kSlots = kRingBudget / kSlotBytes > 8 ? 8 : kRingBudget / kSlotBytes;
+  static constexpr int kMainSmem = kSlots * kSlotBytes;
+  // + 1 KB: the ring is realigned to 1024 bytes (the 128-byte swizzle's atom).
+  static constexpr int kSmemBytes = (kMainSmem > kEpilogueSmem ? kMainSmem : kEpilogueSmem) + 1024;
+  static_assert(kSlots >= 3 && kSmemBytes <= 227 * 1024, "shared memory");
+};
+
+template <int kTileM, int kTileN, class ElementOut>
+__global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
+    wgmma_gemm_kernel(const __grid_constant__ DequantGemmParams p) {
+  using namespace detail;
+  using S = WgmmaShape<kTileM, kTileN>;
+  constexpr int R = S::kSlots;
+  constexpr int MT = S::kMTiles;
+  extern __shared__ __align__(128) std::uint8_t smem_raw[];
+  __shared__ __align__(8) std::uint64_t full[R], empty[R];
+
+  const int tid = threadIdx.x;
+  const int warp = tid >> 5;
+  const int lane = tid & 31;
+  std::uint8_t* ring = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+
+  const CtaWork work = cta_work<kTileM, kTileN>(p);
+  const int n0 = work.n0, m0 = work.m0, batch = work.batch;
+  const int stage_begin = work.stage_begin, num_stages = work.num_stages;
+
+  if (tid == 0) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      // one cp.async-tracking arrival per producer thread, plus the token TMA's expect_tx arrival
+      mbar_init(&full[i], S::kProducerThreads + 1);
+      mbar_init(&empty[i], 8);  // one arrival per consumer warp
+    }
+  }
+  __syncthreads();
+
+  if (warp < S::kProducerThreads / 32) {
+    // ---------------- producer warpgroup ----------------
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(S::kProducerRegs));
+    const int k_bytes = p.k / 2;
+    const std::uint8_t* b_batch = p.b + static_cast<long long>(batch) * p.n * k_bytes;
+    const int scale_tiles_per_row_block = p.scale_cols_padded / 4;
+    // the blocked scales of this CTA's first 128-row block; the next block follows a row block later
+    const long long scale_row_block = static_cast<long long>(scale_tiles_per_row_block) * kScaleChunk;
+    const std::uint8_t* b_scale_rows = p.b_scale + batch * p.b_scale_batch + (n0 / 128) * scale_row_block;
+    const int row_blocks_left = (p.n - n0 + 127) / 128;  // 128-row scale blocks that exist from n0 on
+    // Raw weights (kTileN rows x 64 bytes, chunks XOR-swizzled by row against ldmatrix bank conflicts)
+    // and their scales (per 128-row block, the stage's 8 columns = 2 tiles of the blocked layout).
+    auto load_weights = [&](int s, int slot) {
+      std::uint8_t* base = ring + slot * S::kSlotBytes + S::kTokBytes;
+      const int chunk = tid & 3;
+      const int gk = s * kStageBytes + chunk * 16;
+      const bool k_ok = gk < k_bytes;
+#pragma unroll
+      for (int j = 0; j < kTileN / 32; ++j) {
+        const int row = (tid >> 2) + 32 * j;
+        const bool ok = k_ok && (n0 + row < p.n);
+        const std::uint8_t* src = ok ? b_batch + static_cast<long long>(n0 + row) * k_bytes + gk : b_batch;
+        cp_async_16_prefetch(base + row * kStageBytes + ((chunk ^ ((row >> 1) & 3)) << 4), src, ok ? 16 : 0);
+      }
+      if (tid < MT * (kScaleBytes / 16)) {
+        const int block = tid / (kScaleBytes / 16), offset = (tid % (kScaleBytes / 16)) * 16;
+        const bool ok = block < row_blocks_left && 2 * s + (offset >> 9) < scale_tiles_per_row_block;
+        const std::uint8_t* src =
+            ok ? b_scale_rows + block * scale_row_block + static_cast<long long>(2 * s) * kScaleChunk + offset
+               : b_scale_rows;
+        cp_async_16(base + S::kRawW + block * kScaleBytes + offset, src, ok ? 16 : 0);
+      }
+    };
+    // fp16 tokens: two TMA boxes (K halves of 64) of kTileM rows x 128 bytes in the 128-byte swizzle =
+    // the K-major wgmma B operand; one thread announces their bytes and issues them. Why TMA: cp.async
+    // stores go through the load/store pipeline whose shared-memory bandwidth the wgmmas' B reads need
+    // (perf notes, "Hopper v6").
+    auto load_tokens = [&](int s, int slot) {
+      if (tid != 0) return;
+      std::uint8_t* tok = ring + slot * S::kSlotBytes;
+      mbar_arrive_expect_tx(&full[slot], S::kTokBytes);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        tma_load_3d(tok + half * (kTileM * 128), &p.tokens_map, &full[slot], s * kStageK + half * 64, m0, batch);
+      }
+    };
+
+    // The first slots' weights go out before the wait for the token prepass (they do not depend on it).
+    const int prologue = num_stages < R ? num_stages : R;
+    for (int i = 0; i < prologue; ++i) load_weights(stage_begin + i, i);
+    wait_for_prerequisites();
+    RingPos<R> pos;
+    for (int i = 0; i < num_stages; ++i) {
+      if (i >= R) {
+        mbar_wait(&empty[pos.slot], pos.phase ^ 1u);  // the slot's previous use (stage i - R) released
+        load_weights(stage_begin + i, pos.slot);
+      }
+      load_tokens(stage_begin + i, pos.slot);
+      mbar_arrive_on_copies(&full[pos.slot]);
+      pos.advance();
+    }
+  } else {
+    // ---------------- consumer warpgroups ----------------
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(S::kConsumerRegs));
+    const int cw = warp - S::kProducerThreads / 32;  // 0..7: 16 rows of each m-tile; warpgroup cw / 4
+    const int g = lane >> 2, t = lane & 3;
+    const int weight_row0 = cw * 16;  // in m-tile 0; m-tile mt adds 128 mt
+    const int ld_row = weight_row0 + (lane & 7) + ((lane >> 3) & 1) * 8;  // ldmatrix source row
+    const int ld_swz = (ld_row >> 1) & 3;  // the same for ld_row + 128
+    const int row_g = weight_row0 + g, row_g8 = row_g + 8;
+    const int sc_g = (row_g & 31) * 16 + (row_g >> 5) * 4, sc_g8 = (row_g8 & 31) * 16 + (row_g8 >> 5) * 4;
+    // bytes t/2 and t/2 + 2 (scale columns of segments 2 half and 2 half + 1) of the words of rows g, g + 8
+    const std::uint32_t scale_pick = (t >> 1) * 0x1111u + 0x6420u;
+    float acc[MT][kTileM / 2];  // wgmma m64nNk16 accumulators per m-tile
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int i = 0; i < kTileM / 2; ++i) acc[mt][i] = 0.0f;
+    std::uint32_t frag[2][MT][4][4];  // two sets (k64 halves) x m-tiles x 4 k16 steps
+    // Slot descriptors differ only in the start address (bits 0-13, address / 16): computed once.
+    const std::uint64_t desc_ring = sw128_descriptor(ring);
+
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[mt][i]);
+    RingPos<R> pos;
+    int prev_slot = 0;
+    for (int s = 0; s < num_stages; ++s) {
+      const int slot = pos.slot;
+      mbar_wait(&full[slot], pos.phase);
+      const std::uint8_t* base = ring + slot * S::kSlotBytes + S::kTokBytes;
+      const std::uint8_t* scale_b = base + S::kRawW;
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        // raw: rows 0-7 / 8-15 of segments 2 half and 2 half + 1 of each m-tile; scale words: columns
+        // 4 half .. + 3 of rows g, g + 8
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          std::uint32_t raw[4];
+          ldmatrix_x4(raw, base + (ld_row + 128 * mt) * kStageBytes + (((2 * half + (lane >> 4)) ^ ld_swz) << 4));
+          const std::uint8_t* block = scale_b + mt * kScaleBytes + half * kScaleChunk;
+          const std::uint32_t wg = *reinterpret_cast<const std::uint32_t*>(block + sc_g);
+          const std::uint32_t wg8 = *reinterpret_cast<const std::uint32_t*>(block + sc_g8);
+          const std::uint32_t picked = __byte_perm(wg, wg8, scale_pick);
+          const __half2 sc_lo = two_scales_to_half2(picked), sc_hi = two_scales_to_half2(picked >> 16);
+#pragma unroll
+          for (int sub = 0; sub < 2; ++sub) {  // segment 2 half + sub, scale column 2 (2 half + sub) + t / 2
+            std::uint32_t h[2][4];
+            dequant8(raw[2 * sub + 0], sub ? __high2half2(sc_lo) : __low2half2(sc_lo), h[0]);
+            dequant8(raw[2 * sub + 1], sub ? __high2half2(sc_hi) : __low2half2(sc_hi), h[1]);
+#pragma unroll
+            for (int step = 0; step < 2; ++step) {
+              std::uint32_t* f = frag[half][mt][2 * sub + step];
+              f[0] = h[0][2 * step];
+              f[1] = h[1][2 * step];
+              f[2] = h[0][2 * step + 1];
+              f[3] = h[1][2 * step + 1];
+            }
+          }
+        }
+        // pin the fragments' definitions before wgmma.fence: a definition scheduled after it makes
+        // ptxas serialize every wgmma (C7513)
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) cute::warpgroup_fence_operand(frag[half][mt][j][r]);
+        cute::warpgroup_arrive();
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const std::uint64_t b = desc_ring + ((slot * S::kSlotBytes + half * (kTileM * 128) + j * 32) >> 4);
+            wgmma_rs<kTileM>(frag[half][mt][j], b, acc[mt], std::make_index_sequence<kTileM / 2>{});
+          }
+        cute::warpgroup_commit_batch();
+        // at most this k64 half's wgmmas stay in flight: the other fragment set is free again
+        cute::warpgroup_wait<1>();
+        if (half == 0 && s > 0) {
+          // every wgmma of stage s - 1 has completed and its raw bytes were read long ago: release its slot
+          __syncwarp();
+          if (lane == 0) mbar_arrive(&empty[prev_slot]);
+        }
+      }
+      prev_slot = slot;
+      pos.advance();
+    }
+    cute::warpgroup_wait<0>();
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int i = 0; i < kTileM / 2; ++i) cute::warpgroup_fence_operand(acc[mt][i]);
+    // Every copy the producers issued was consumed, so the ring is free for the FP32 tile.
+    NamedSync<256>{}();
+    float* tile = reinterpret_cast<float*>(ring);
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < kTileM / 8; ++nt)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          const int weight = 128 * mt + weight_row0 + g + (c >> 1) * 8;
+          const int token = nt * 8 + 2 * t + (c & 1);
+          tile[token * (kTileN + 4) + weight] = acc[mt][nt * 4 + c];
+        }
+    NamedSync<256>{}();  // the FP32 tile is complete
+    finish_tile<kTileM, 256, ElementOut, NamedSync<256>, kTileN>(p, tile, tid - S::kProducerThreads, NamedSync<256>{});
+  }
+}
+
+}  // namespace nvfp4_gemm::sm90
