@@ -49,8 +49,10 @@ if [ "${SANITIZE:-1}" = 1 ]; then
   {
     compute-sanitizer --tool memcheck --print-limit 20 python3 benchmarks/sanitize_cases.py || rc=1
     compute-sanitizer --tool racecheck --print-limit 20 python3 benchmarks/sanitize_cases.py --first 2 || rc=1
+    compute-sanitizer --tool memcheck --print-limit 20 python3 benchmarks/sanitize_quantize.py || rc=1
+    compute-sanitizer --tool racecheck --print-limit 20 python3 benchmarks/sanitize_quantize.py --first 2 || rc=1
   } > "$OUT/sanitizer.log" 2>&1
-  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|split_k" "$OUT/sanitizer.log"
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|split_k|^quantize" "$OUT/sanitizer.log"
 fi
 if [ -n "${PROFILE_SHAPE:-}" ]; then  # where the time goes, from the hardware counters
   ncu --clock-control none --kernel-name regex:"wgmma_gemm|direct_decode" --launch-skip 2 --launch-count 1 \

@@ -40,18 +40,9 @@ def test_opcheck(m, n, k, l, out_dtype, with_alpha, operand_dtype):
 
 
 @pytest.mark.parametrize("m,n,k,l,out_dtype,with_alpha", OPCHECK_CASES)
-def test_opcheck_schema_with_float8_compared_bitwise(m, n, k, l, out_dtype, with_alpha, monkeypatch):
+def test_opcheck_schema_with_float8_compared_bitwise(m, n, k, l, out_dtype, with_alpha, float8_bitwise_allclose):
     # test_schema compares every input before and after the call with torch.allclose, which CPU torch
-    # does not implement for float8 (see the pin below). Compare float8 tensors bit for bit instead:
-    # stricter than allclose; everything else in test_schema is unchanged.
-    real_allclose = torch.allclose
-
-    def allclose(lhs, rhs, *args, **kwargs):
-        if lhs.dtype == torch.float8_e4m3fn:
-            return torch.equal(lhs.view(torch.uint8), rhs.view(torch.uint8))
-        return real_allclose(lhs, rhs, *args, **kwargs)
-
-    monkeypatch.setattr(torch, "allclose", allclose)
+    # does not implement for float8 (see the pin below): the fixture compares float8 bit for bit.
     ops = random_operands(m, n, k, l, seed=m + n, with_alpha=with_alpha)
     torch.library.opcheck(
         torch.ops.nvfp4.gemm.default, (ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out_dtype), test_utils="test_schema"

@@ -3,10 +3,12 @@
 ``out = alpha * dequant(a) @ dequant(b).T`` with FP4 (e2m1) values, one FP8 (e4m3) scale per 16
 values in the cuBLAS 128x4 blocked layout, FP32 accumulation and one rounding to fp16/bf16/fp32.
 
-Entry points: ``torch.ops.nvfp4.gemm`` (registered on import) and ``nvfp4_gemm.gemm``.
+Entry points: ``torch.ops.nvfp4.gemm`` and ``torch.ops.nvfp4.quantize`` (registered on import),
+``nvfp4_gemm.gemm``, ``nvfp4_gemm.quantize``; the model path: ``nvfp4_gemm.nn.NVFP4Linear`` and
+``nvfp4_gemm.quantize_model``.
 """
 
-from . import gpumode
+from . import gpumode, nn
 from .configs import Config
 from .formats import (
     E2M1_VALUES,
@@ -14,13 +16,16 @@ from .formats import (
     blocked_scale_shape,
     dequantize,
     from_blocked,
+    gemm_alpha,
     pack_fp4,
     reference_gemm,
     round_once,
     to_blocked,
     unpack_fp4,
 )
+from .nn import NVFP4Linear, QuantizeSummary, quantize_model
 from .ops import compiled_architectures, gemm, supported_capabilities
+from .quantization import Quantized, quantize
 from .resolver import Resolution, UnsupportedDeviceError, candidates, resolve
 
 __version__ = "0.1.0"
@@ -28,6 +33,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Config",
     "E2M1_VALUES",
+    "NVFP4Linear",
     "Resolution",
     "UnsupportedDeviceError",
     "blocked_scale_numel",
@@ -37,8 +43,14 @@ __all__ = [
     "dequantize",
     "from_blocked",
     "gemm",
+    "gemm_alpha",
     "gpumode",
     "pack_fp4",
+    "quantize",
+    "Quantized",
+    "QuantizeSummary",
+    "quantize_model",
+    "nn",
     "reference_gemm",
     "resolve",
     "round_once",

@@ -1,11 +1,14 @@
-"""NVFP4 formats (shared/spec/nvfp4.md): e2m1 codes, e4m3 scales, the blocked scale layout, and the
-exact reference GEMM (float64 accumulation, rounded once to the output dtype).
+"""NVFP4 formats (docs/formats.md): e2m1 codes, e4m3 scales, the blocked scale layout, the exact
+reference GEMM (float64 accumulation, rounded once to the output dtype) and the quantization recipe
+(`quantize_reference`, the specification of every rounding the quantize kernel does).
 
 Everything here is plain torch and runs on any device; nothing here is on the kernels' hot path.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Optional
 
 import torch
@@ -25,6 +28,15 @@ __all__ = [
     "ulp",
     "reference_gemm",
     "reference_gemm_float64",
+    "MiniFloat",
+    "E2M1",
+    "E4M3",
+    "GLOBAL_SCALE_NUMERATOR",
+    "round_magnitude",
+    "finite_amax",
+    "global_scale_from_amax",
+    "gemm_alpha",
+    "quantize_reference",
 ]
 
 # Value of each 4-bit e2m1 code; bit 3 is the sign (code 8 is -0).
@@ -162,17 +174,34 @@ def round_once(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return rounded.to(dtype)
 
 
+# 16-bit activations a GEMM may take as given (weight-only NVFP4, "W4A16"): a_scale is None then.
+WEIGHT_ONLY_A_DTYPES = (torch.float16, torch.bfloat16)
+
+
+def _a_values(a: torch.Tensor, a_scale: Optional[torch.Tensor], dtype: torch.dtype) -> torch.Tensor:
+    if a_scale is not None:
+        return dequantize(a, a_scale, dtype)
+    if a.dtype not in WEIGHT_ONLY_A_DTYPES:
+        raise ValueError(
+            f"a_scale=None means a holds 16-bit values ({' or '.join(map(str, WEIGHT_ONLY_A_DTYPES))}), got {a.dtype}"
+        )
+    return a.to(dtype)
+
+
 def reference_gemm(
     a: torch.Tensor,
     b: torch.Tensor,
-    a_scale: torch.Tensor,
+    a_scale: Optional[torch.Tensor],
     b_scale: torch.Tensor,
     alpha: Optional[torch.Tensor] = None,
     out_dtype: torch.dtype = torch.float16,
 ) -> torch.Tensor:
     """The contract: out = alpha * deq(a) @ deq(b).T in float64, rounded once to `out_dtype`.
 
-    Shapes as for `nvfp4_gemm.gemm`; runs on the tensors' device.
+    Shapes as for `nvfp4_gemm.gemm`; runs on the tensors' device. With `a_scale=None`, `a` is a
+    16-bit (M, K) or (L, M, K) tensor used as given (weight-only NVFP4): every product of a bf16 or
+    fp16 value with an e2m1 x e4m3 value is exact in FP32 (at most 8 + 6 significant bits), and
+    exact here in float64.
     """
     exact = reference_gemm_float64(a, b, a_scale, b_scale, alpha)
     return round_once(exact, out_dtype)
@@ -181,17 +210,18 @@ def reference_gemm(
 def reference_gemm_float64(
     a: torch.Tensor,
     b: torch.Tensor,
-    a_scale: torch.Tensor,
+    a_scale: Optional[torch.Tensor],
     b_scale: torch.Tensor,
     alpha: Optional[torch.Tensor] = None,
     *,
     magnitude: bool = False,
 ) -> torch.Tensor:
-    """alpha * deq(a) @ deq(b).T accumulated in float64, before the output rounding.
+    """alpha * deq(a) @ deq(b).T accumulated in float64, before the output rounding (`a` as given
+    when `a_scale` is None).
 
     With `magnitude=True`: |alpha| * |deq(a)| @ |deq(b)|.T, the sum of the terms' magnitudes that
     bounds how far a finite-precision accumulation can drift (see testing.earned_tolerance)."""
-    a_values = dequantize(a, a_scale, torch.float64)
+    a_values = _a_values(a, a_scale, torch.float64)
     b_values = dequantize(b, b_scale, torch.float64)
     if magnitude:
         a_values, b_values = a_values.abs(), b_values.abs()
@@ -200,3 +230,136 @@ def reference_gemm_float64(
         factor = alpha.to(torch.float64).reshape(())
         exact = exact * (factor.abs() if magnitude else factor)
     return exact
+
+
+# --- the quantization recipe (docs/formats.md, "Quantize") --------------------------------------
+#
+# Every step is one IEEE fp32 operation rounded to nearest even (a multiply, a division, or the
+# addition that rounds to a small format below), in this order; the CUDA kernel
+# (csrc/include/nvfp4_gemm/quantize/nvfp4_quantize.cuh) does the same operations in the same order,
+# so its codes and scale bytes equal these bit for bit.
+
+
+@dataclass(frozen=True)
+class MiniFloat:
+    """A small unsigned float format, described by data: `mantissa_bits` stored mantissa bits,
+    `min_exponent` the exponent of its smallest normal (below it: subnormals, spaced like that
+    binade), `max_code` its largest finite magnitude code (no infinities; larger values saturate)."""
+
+    name: str
+    mantissa_bits: int
+    min_exponent: int
+    max_code: int
+
+    @property
+    def max_exponent(self) -> int:
+        return self.min_exponent + (self.max_code >> self.mantissa_bits) - 1
+
+    @property
+    def max_value(self) -> float:
+        fraction = self.max_code & ((1 << self.mantissa_bits) - 1)
+        return math.ldexp(1.0 + fraction / (1 << self.mantissa_bits), self.max_exponent)
+
+
+E2M1 = MiniFloat("e2m1", mantissa_bits=1, min_exponent=0, max_code=0x7)  # 0 .. 6; sign is bit 3 of a code
+E4M3 = MiniFloat("e4m3", mantissa_bits=3, min_exponent=-6, max_code=0x7E)  # 0 .. 448; 0x7F is NaN
+E4M3_NAN = 0x7F
+GLOBAL_SCALE_NUMERATOR = E4M3.max_value * E2M1.max_value  # 448 * 6 = 2688: amax lands on the largest scale and code
+_FLOAT32_MAX = float(torch.finfo(torch.float32).max)
+_EXPONENT_MASK = 0x7F800000
+
+
+def round_magnitude(a: torch.Tensor, fmt: MiniFloat) -> tuple[torch.Tensor, torch.Tensor]:
+    """Round float32 magnitudes `a` (>= 0, finite or +inf) to `fmt`, to nearest with ties to even,
+    saturating at its largest finite value; returns (codes int32, values float32).
+
+    How: inputs are clamped to the largest value first (everything above rounds to it anyway).
+    With E = max(exponent of a, fmt.min_exponent), the fp32 addition a + 2^(E + 23 - m) (m =
+    mantissa bits) lands in a binade whose spacing is 2^(E - m), the format's spacing at a: that one
+    addition is the rounding (ties to even, subnormals included), and the sum's low bits count the
+    steps of 2^(E - m) above the binade's start."""
+    if a.dtype != torch.float32:
+        raise ValueError(f"round_magnitude takes float32 magnitudes, got {a.dtype}")
+    m = fmt.mantissa_bits
+    a = torch.clamp(a, max=fmt.max_value)
+    min_exponent_bits = (fmt.min_exponent + 127) << 23
+    exponent_bits = torch.clamp(a.view(torch.int32) & _EXPONENT_MASK, min=min_exponent_bits)
+    magic_bits = exponent_bits + ((23 - m) << 23)
+    magic = magic_bits.view(torch.float32)
+    total = a + magic  # the rounding
+    # steps above the binade start, plus 2^m codes per binade above the smallest normal's
+    codes = (total.view(torch.int32) - magic_bits) + ((exponent_bits - min_exponent_bits) >> (23 - m))
+    return codes, total - magic  # the subtraction is exact
+
+
+def finite_amax(x: torch.Tensor) -> torch.Tensor:
+    """max |x| over the finite elements of x as a float32 0-d tensor (0 when there are none)."""
+    magnitudes = x.detach().abs().to(torch.float32)
+    finite = torch.where(torch.isfinite(magnitudes), magnitudes, torch.zeros((), dtype=torch.float32, device=x.device))
+    return finite.amax() if finite.numel() else torch.zeros((), dtype=torch.float32, device=x.device)
+
+
+def global_scale_from_amax(amax: torch.Tensor) -> torch.Tensor:
+    """The dynamic global scale: 2688 / amax in fp32 (the largest finite fp32 where that overflows),
+    1 where amax is 0 (an all-zero or all-non-finite tensor: every block is zero or NaN anyway)."""
+    amax = amax.to(torch.float32)
+    scale = torch.tensor(GLOBAL_SCALE_NUMERATOR, dtype=torch.float32, device=amax.device) / amax
+    scale = torch.clamp(scale, max=_FLOAT32_MAX)
+    return torch.where(amax > 0, scale, torch.ones_like(scale))
+
+
+def gemm_alpha(a_global_scale: torch.Tensor, b_global_scale: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """The GEMM's alpha for two operands quantized with these global scales: 1 / (gs_a * gs_b),
+    computed in float64 and rounded once to a float32 0-d tensor on their device (no host sync).
+    Without `b_global_scale`: 1 / gs_a, the factor that dequantizes `a` alone (weight-only GEMM)."""
+    product = a_global_scale.to(torch.float64).reshape(())
+    if b_global_scale is not None:
+        product = product * b_global_scale.to(torch.float64).reshape(())
+    return torch.reciprocal(product).to(torch.float32)
+
+
+def quantize_reference(
+    x: torch.Tensor,
+    global_scale: Optional[torch.Tensor] = None,
+    partner_global_scale: Optional[torch.Tensor] = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The quantization recipe, the specification of `torch.ops.nvfp4.quantize`.
+
+    x: (..., K) float32/float16/bfloat16, K % 16 == 0; rows = prod(leading dims). Returns
+    CPU tensors (fp4 (..., K/2) uint8, scale: blocked e4m3 (round_up(rows, 128) * round_up(K/16, 4),) with zero
+    padding, global_scale: float32 0-d, alpha: float32 0-d = gemm_alpha(global_scale, partner)).
+
+    gs = global_scale, or (dynamic) global_scale_from_amax(finite_amax(x)). Per block of 16:
+      s = amax_block * fp32(gs / 6); scale = e4m3(s) (round to nearest even, subnormals, saturating
+      at 448); r = min(gs / scale, FLT_MAX), 0 when scale is 0; code_i = sign(x_i) | e2m1(|x_i| * r)
+      (nearest even, saturating at 6). A block holding NaN or +-inf, and every block when gs is not
+      a positive finite number, gets scale byte 0x7F (e4m3 NaN) and codes 0: it dequantizes to NaN.
+    """
+    if x.shape[-1] % SCALE_BLOCK:
+        raise ValueError(f"x.shape[-1] must be a multiple of {SCALE_BLOCK}, got {x.shape[-1]}")
+    k = x.shape[-1]
+    rows = math.prod(x.shape[:-1])
+    # On the CPU: its fp32 operations are the IEEE ones this recipe names (torch's CUDA division by a
+    # scalar multiplies by its reciprocal instead).
+    values = x.detach().to("cpu", torch.float32).reshape(rows, k // SCALE_BLOCK, SCALE_BLOCK)
+    if global_scale is None:
+        gs = global_scale_from_amax(finite_amax(values))
+    else:
+        gs = global_scale.detach().to("cpu", torch.float32).reshape(())
+    gs_valid = (gs > 0) & (gs <= _FLOAT32_MAX)
+    magnitudes = values.abs()
+    finite_block = torch.isfinite(magnitudes).all(dim=-1)
+    block_amax = torch.where(finite_block, magnitudes.amax(dim=-1), torch.zeros((), dtype=torch.float32))
+    scaled_amax = block_amax * (gs / torch.tensor(E2M1.max_value, dtype=torch.float32))
+    scale_codes, scale_values = round_magnitude(scaled_amax, E4M3)
+    reciprocal = torch.clamp(gs / scale_values, max=_FLOAT32_MAX)
+    reciprocal = torch.where(scale_values > 0, reciprocal, torch.zeros((), dtype=torch.float32))
+    magnitude_codes, _ = round_magnitude(magnitudes * reciprocal.unsqueeze(-1), E2M1)
+    sign = torch.signbit(values).to(torch.int32) << 3
+    nan_block = ~finite_block | ~gs_valid
+    codes = torch.where(nan_block.unsqueeze(-1), 0, magnitude_codes | sign).to(torch.uint8)
+    scale_bytes = torch.where(nan_block, E4M3_NAN, scale_codes).to(torch.uint8)
+    fp4 = pack_fp4(codes.reshape(rows, k)).reshape(*x.shape[:-1], k // 2)
+    scale = to_blocked(scale_bytes).view(torch.float8_e4m3fn)
+    partner = None if partner_global_scale is None else partner_global_scale.detach().cpu()
+    return fp4, scale, gs.clone(), gemm_alpha(gs, partner)

@@ -1,0 +1,279 @@
+"""The model path: `NVFP4Linear` (an `nn.Linear` with NVFP4 weights), `calibrate` (static input
+scales) and `quantize_model` (swap a model's eligible `nn.Linear`s in place).
+
+    summary = nvfp4_gemm.quantize_model(model)   # swaps the layers in place, returns what it did
+    with nvfp4_gemm.nn.calibrate(model):         # optional: static input global scales
+        for batch in samples:
+            model(batch)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Optional
+
+import torch
+from torch import nn
+
+from ._checks import OUT_DTYPE_NAMES
+from .configs import shape_rule_violation
+from .formats import (
+    WEIGHT_ONLY_A_DTYPES,
+    blocked_scale_numel,
+    finite_amax,
+    gemm_alpha,
+    global_scale_from_amax,
+    reference_gemm,
+)
+from .quantization import quantize
+
+__all__ = ["ACTIVATIONS", "NVFP4Linear", "QuantizeSummary", "calibrate", "quantize_model", "ineligibility"]
+
+# "nvfp4": activations quantized on every call (W4A4, the NVFP4 x NVFP4 GEMM); "bf16": activations
+# used as given, 16-bit (weight-only, W4A16).
+ACTIVATIONS = ("nvfp4", "bf16")
+
+
+def _check_activations(activations: str) -> None:
+    if activations not in ACTIVATIONS:
+        raise ValueError(f"activations must be one of {ACTIVATIONS}, got {activations!r}")
+
+
+def ineligibility(in_features: int, out_features: int, dtype: torch.dtype) -> Optional[str]:
+    """Why the kernels cannot serve a linear layer of this shape and dtype (None if they can). The
+    output has the input's dtype; the weight's dtype stands for it here."""
+    if dtype not in OUT_DTYPE_NAMES:
+        return f"dtype {dtype} is not float16, bfloat16 or float32"
+    violation = shape_rule_violation(1, out_features, in_features, 1, OUT_DTYPE_NAMES[dtype])
+    if violation is None:
+        return None
+    return (
+        violation.replace("K (= 2 * a.shape[-1])", "in_features (K)").replace("N must", "out_features (N) must")
+    )
+
+
+class NVFP4Linear(nn.Module):
+    """`y = x @ W.T + b` with W stored as NVFP4: packed e2m1 codes (out_features, in_features/2),
+    blocked e4m3 scales and an fp32 global scale, all buffers (they travel with `state_dict`).
+
+    activations="nvfp4": x is quantized on every call (its global scale static after `calibrate`,
+    or computed per call on the device) and the NVFP4 x NVFP4 GEMM runs with
+    alpha = 1 / (gs_x * gs_w). activations="bf16": weight-only, `x @ dequant(W).T` with x as given
+    (16-bit), one rounding. The output has x's dtype; the bias is added to it in that dtype.
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        *,
+        activations: str = "nvfp4",
+        device: Optional[torch.device | str] = None,
+        dtype: torch.dtype = torch.bfloat16,
+    ) -> None:
+        super().__init__()
+        _check_activations(activations)
+        reason = ineligibility(in_features, out_features, dtype)
+        if reason is not None:
+            raise ValueError(f"NVFP4Linear({in_features}, {out_features}, dtype={dtype}): {reason}")
+        self.in_features = in_features
+        self.out_features = out_features
+        self.activations = activations
+        self.register_buffer("weight", torch.zeros(out_features, in_features // 2, dtype=torch.uint8, device=device))
+        self.register_buffer(
+            "weight_scale",
+            torch.zeros(blocked_scale_numel(out_features, in_features), dtype=torch.float8_e4m3fn, device=device),
+        )
+        self.register_buffer("weight_global_scale", torch.ones((), dtype=torch.float32, device=device))
+        # None: dynamic (computed per call on the device); a float32 0-d tensor: static
+        self.register_buffer("input_global_scale", None)
+        self.bias = nn.Parameter(torch.zeros(out_features, dtype=dtype, device=device)) if bias else None
+        self._calibration_amax: Optional[torch.Tensor] = None  # set inside `calibrate`
+        self._calibration_calls = 0
+
+    @classmethod
+    def from_linear(cls, linear: nn.Linear, activations: str = "nvfp4") -> "NVFP4Linear":
+        """Quantize an `nn.Linear`'s weight (dynamic global scale 2688 / max|W|) into a new layer on
+        the weight's device; the bias is copied as is."""
+        if not isinstance(linear, nn.Linear):
+            raise TypeError(f"from_linear takes an nn.Linear, got {type(linear).__name__}")
+        weight = linear.weight.detach()
+        layer = cls(
+            linear.in_features, linear.out_features, linear.bias is not None,
+            activations=activations, device=weight.device, dtype=weight.dtype,
+        )
+        quantized = quantize(weight.contiguous())
+        with torch.no_grad():
+            layer.weight.copy_(quantized.data)
+            layer.weight_scale.copy_(quantized.scale)
+            layer.weight_global_scale.copy_(quantized.global_scale)
+            if linear.bias is not None:
+                layer.bias.copy_(linear.bias.detach())
+        return layer
+
+    def extra_repr(self) -> str:
+        mode = "static" if self.input_global_scale is not None else "dynamic"
+        scale = f", input scale {mode}" if self.activations == "nvfp4" else ""
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, "
+            f"activations={self.activations!r}{scale}"
+        )
+
+    # The activation mode travels with the state dict, so loading into a fresh module restores it.
+    def get_extra_state(self) -> dict:
+        return {"activations": self.activations}
+
+    def set_extra_state(self, state: dict) -> None:
+        _check_activations(state["activations"])
+        self.activations = state["activations"]
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        # The static input scale exists only in calibrated checkpoints: take it, or drop ours.
+        key = prefix + "input_global_scale"
+        if key in state_dict and self.input_global_scale is None:
+            self.input_global_scale = torch.empty((), dtype=torch.float32, device=self.weight.device)
+        elif key not in state_dict:
+            self.input_global_scale = None
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.shape[-1] != self.in_features:
+            raise ValueError(f"x.shape[-1] must be in_features={self.in_features}, got shape {tuple(x.shape)}")
+        rows = x.reshape(-1, self.in_features).contiguous()
+        if rows.shape[0] == 0:
+            out = rows.new_empty((0, self.out_features))
+        elif self.activations == "nvfp4":
+            out = self._forward_nvfp4(rows)
+        else:
+            out = self._forward_weight_only(rows)
+        if self.bias is not None:
+            out = out + self.bias.to(out.dtype)
+        return out.reshape(*x.shape[:-1], self.out_features)
+
+    def _forward_nvfp4(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dtype not in OUT_DTYPE_NAMES:
+            raise TypeError(f"x must be float16, bfloat16 or float32 (the output dtype follows it), got {x.dtype}")
+        if self._calibration_amax is not None:
+            self._calibration_amax = torch.maximum(self._calibration_amax, finite_amax(x))
+            self._calibration_calls += 1
+            input_scale = None
+        else:
+            input_scale = self.input_global_scale
+        data, scale, _, alpha = torch.ops.nvfp4.quantize(x, input_scale, self.weight_global_scale)
+        return torch.ops.nvfp4.gemm(data, self.weight, scale, self.weight_scale, alpha, x.dtype)
+
+    def _forward_weight_only(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dtype not in WEIGHT_ONLY_A_DTYPES:
+            raise TypeError(f"activations='bf16' (weight-only) takes float16 or bfloat16 x, got {x.dtype}")
+        if x.device.type != "cpu":
+            raise NotImplementedError(
+                f"activations='bf16' (weight-only W4A16) has no kernel for {x.device} in this build yet; "
+                f"use activations='nvfp4' (NVFP4Linear.from_linear(linear, activations='nvfp4') or "
+                f"quantize_model(model, activations='nvfp4')), or run on the CPU"
+            )
+        alpha = gemm_alpha(self.weight_global_scale)
+        return reference_gemm(x, self.weight, None, self.weight_scale, alpha, x.dtype)
+
+
+def _nvfp4_layers(module: nn.Module) -> list[NVFP4Linear]:
+    return [m for m in module.modules() if isinstance(m, NVFP4Linear) and m.activations == "nvfp4"]
+
+
+@contextlib.contextmanager
+def calibrate(module: nn.Module) -> Iterator[list[NVFP4Linear]]:
+    """Record max |x| (finite values) of every input that the NVFP4Linear layers with
+    activations="nvfp4" in `module` see inside the block (forward runs as usual, with dynamic
+    scales), then fix each layer's static input global scale to 2688 / that max on exit. The maxima
+    stay on the device; nothing synchronizes. A layer that saw no input is an error that names it;
+    on an error the layers keep their previous scales."""
+    names = {id(m): name or type(m).__name__ for name, m in module.named_modules()}
+    layers = _nvfp4_layers(module)
+    if not layers:
+        raise ValueError("calibrate: the module holds no NVFP4Linear with activations='nvfp4'")
+    for layer in layers:
+        layer._calibration_amax = torch.zeros((), dtype=torch.float32, device=layer.weight.device)
+        layer._calibration_calls = 0
+    try:
+        yield layers
+        unused = [names[id(layer)] for layer in layers if layer._calibration_calls == 0]
+        if unused:
+            raise RuntimeError(f"calibrate: these layers saw no input inside the block: {', '.join(unused)}")
+        for layer in layers:
+            layer.input_global_scale = global_scale_from_amax(layer._calibration_amax)
+    finally:
+        for layer in layers:
+            layer._calibration_amax = None
+
+
+@dataclass
+class QuantizeSummary:
+    """What `quantize_model` did: qualified names of the layers it swapped, and of those it left."""
+
+    activations: str
+    quantized: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # name -> why the kernels cannot take it
+    excluded: list[str] = field(default_factory=list)  # by include/exclude
+
+    def __str__(self) -> str:
+        lines = [f"quantized {len(self.quantized)} nn.Linear to NVFP4Linear (activations={self.activations!r})"]
+        lines += [f"  skipped {name}: {reason}" for name, reason in self.skipped.items()]
+        if self.excluded:
+            lines.append(f"  excluded: {', '.join(self.excluded)}")
+        return "\n".join(lines)
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    """fnmatch on the qualified name or on its last component ('lm_head' matches 'model.lm_head')."""
+    last = name.rsplit(".", 1)[-1]
+    return any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(last, p) for p in patterns)
+
+
+def quantize_model(
+    model: nn.Module,
+    *,
+    activations: str = "nvfp4",
+    include: Optional[Iterable[str]] = None,
+    exclude: Iterable[str] = ("lm_head",),
+) -> QuantizeSummary:
+    """Replace every eligible `nn.Linear` in `model` with `NVFP4Linear.from_linear` in place.
+
+    include: fnmatch patterns of qualified module names (or their last component) to consider;
+    None: all. exclude: patterns to leave alone (default: the output head `lm_head`, whose accuracy
+    matters most). Layers the kernels cannot take (in_features not a multiple of 32, out_features not
+    a multiple of 8 for 16-bit outputs, other dtypes, meta tensors, nn.Linear subclasses) are skipped
+    and named with the reason. A module reachable under several names is replaced once, everywhere.
+    """
+    _check_activations(activations)
+    include = None if include is None else tuple(include)
+    exclude = tuple(exclude)
+    summary = QuantizeSummary(activations=activations)
+    replacements: dict[int, nn.Module] = {}
+    for name, module in list(model.named_modules(remove_duplicate=False)):
+        if not isinstance(module, nn.Linear):
+            continue
+        if (include is not None and not _matches(name, include)) or _matches(name, exclude):
+            summary.excluded.append(name)
+            continue
+        reason = _skip_reason(name, module)
+        if reason is not None:
+            summary.skipped[name] = reason
+            continue
+        if id(module) not in replacements:
+            replacements[id(module)] = NVFP4Linear.from_linear(module, activations)
+        parent_name, _, child = name.rpartition(".")
+        setattr(model.get_submodule(parent_name), child, replacements[id(module)])
+        summary.quantized.append(name)
+    return summary
+
+
+def _skip_reason(name: str, linear: nn.Linear) -> Optional[str]:
+    if type(linear) is not nn.Linear:
+        return f"{type(linear).__name__} is a subclass of nn.Linear (its forward may differ)"
+    if name == "":
+        return "the model itself is an nn.Linear: use NVFP4Linear.from_linear"
+    if linear.weight.is_meta:
+        return "its weight is on the meta device (not loaded)"
+    return ineligibility(linear.in_features, linear.out_features, linear.weight.dtype)

@@ -1,0 +1,170 @@
+"""GPU tests of the quantize kernel and the layer (each skips with its reason without a GPU this wheel
+has kernels for): codes, scale bytes, the global scale and alpha bit for bit against the CPU
+reference on random data, ties, subnormal scales, zero rows, huge/tiny magnitudes and non-finite
+values, every output byte written (outputs poisoned first), streams, CUDA graphs, and the layer."""
+
+import pytest
+import torch
+
+import nvfp4_gemm
+from nvfp4_gemm import formats
+from nvfp4_gemm.nn import NVFP4Linear
+from nvfp4_gemm.quantization import Quantized
+from nvfp4_gemm.testing import earned_tolerance
+
+from test_gpu import supported_gpu_or_skip
+from test_quantize import assert_bitwise_equal, random_x, special_x
+
+
+def poisoned_outputs(x: torch.Tensor) -> Quantized:
+    """Outputs full of 0xFF bytes (an e4m3 NaN, code pairs 0xF) and NaN scalars: a byte the kernel
+    does not write cannot pass."""
+    rows, k = x.numel() // x.shape[-1], x.shape[-1]
+    return Quantized(
+        data=torch.full((*x.shape[:-1], k // 2), 0xFF, dtype=torch.uint8, device=x.device),
+        scale=torch.full((formats.blocked_scale_numel(rows, k),), 0xFF, dtype=torch.uint8, device=x.device).view(
+            torch.float8_e4m3fn
+        ),
+        global_scale=torch.full((), float("nan"), device=x.device),
+        alpha=torch.full((), float("nan"), device=x.device),
+    )
+
+
+def check_device(x_cpu, global_scale=None, partner=None):
+    """Quantize on the GPU (API with poisoned outputs, and the op) and compare with the CPU reference."""
+    device = supported_gpu_or_skip()
+    x = x_cpu.to(device)
+    gs = None if global_scale is None else torch.tensor([global_scale], device=device)
+    partner_gs = None if partner is None else torch.tensor([partner], device=device)
+    want = formats.quantize_reference(x_cpu, None if gs is None else gs.cpu(), None if partner is None else partner_gs.cpu())
+    out = poisoned_outputs(x)
+    nvfp4_gemm.quantize(x, gs, partner_global_scale=partner_gs, out=out)
+    assert_bitwise_equal(tuple(t.cpu() for t in out), want)
+    assert_bitwise_equal(tuple(t.cpu() for t in torch.ops.nvfp4.quantize(x, gs, partner_gs)), want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("static", [False, True])
+@pytest.mark.parametrize(
+    "shape", [(1, 16), (1, 7168), (7, 48), (128, 7168), (129, 96), (300, 80), (2, 3, 160), (1000, 4096)]
+)
+def test_random_data_bitwise(dtype, static, shape):
+    spread = 1.0 if dtype == torch.float16 else 4.0
+    x = random_x(shape, dtype, seed=sum(shape) * 3 + static, spread=spread)
+    check_device(x, 0.625 if static else None, 0.03)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("global_scale", [None, 2.0**20, 1.0, 0.0, float("nan"), float("inf")])
+def test_ties_subnormals_zero_rows_huge_tiny_non_finite(dtype, global_scale):
+    check_device(special_x(dtype), global_scale)
+
+
+@pytest.mark.parametrize("global_scale", [None, 4.0])
+def test_empty_input(global_scale):
+    check_device(torch.zeros(0, 3, 32, dtype=torch.bfloat16), global_scale)
+
+
+def test_e2m1_and_e4m3_ties_bitwise():
+    ties = [0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 6.0, -0.25, -0.75, -1.25, -1.75, -2.5, -3.5, -5.0, -6.0]
+    check_device(torch.tensor([ties]), 1.0)
+    scale_ties = [1.0625, 1.1875, 3 * 2.0**-10, 5 * 2.0**-10, 7 * 2.0**-10, 2.0**-10, 15 * 2.0**-10, 464.0]
+    x = torch.tensor([[amax] + [amax / 3] * 15 for amax in scale_ties])
+    check_device(x, 6.0)
+
+
+@pytest.mark.parametrize("static", [False, True])
+def test_large_bf16_bitwise(static):
+    # many amax CTAs (the cap), many strides of the quantize grid
+    check_device(random_x((8192, 7168), torch.bfloat16, seed=1, spread=2.0), 3.0e-3 if static else None)
+
+
+def test_repeated_calls_streams_and_graphs():
+    device = supported_gpu_or_skip()
+    x_cpu = random_x((300, 512), torch.bfloat16, seed=2)
+    x = x_cpu.to(device)
+    first = torch.ops.nvfp4.quantize(x, None, None)
+    stream = torch.cuda.Stream(device)
+    with torch.cuda.stream(stream):
+        again = torch.ops.nvfp4.quantize(x, None, None)
+    stream.synchronize()
+    for a, b in zip(first, again):
+        assert torch.equal(a.view(torch.uint8) if a.dtype == torch.float8_e4m3fn else a,
+                           b.view(torch.uint8) if b.dtype == torch.float8_e4m3fn else b)
+    # graph capture of the dynamic and the static path, replayed on new data
+    static_in = x.clone()
+    gs = torch.tensor([0.5], device=device)
+    graph_stream = torch.cuda.Stream(device)
+    graph_stream.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(graph_stream):
+        nvfp4_gemm.quantize(static_in)  # warm-up outside the capture
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=graph_stream):
+            dynamic_out = nvfp4_gemm.quantize(static_in)
+            static_out = nvfp4_gemm.quantize(static_in, gs)
+    torch.cuda.current_stream(device).wait_stream(graph_stream)
+    fresh = random_x((300, 512), torch.bfloat16, seed=3)
+    static_in.copy_(fresh.to(device))
+    graph.replay()
+    torch.cuda.synchronize(device)
+    assert_bitwise_equal(tuple(t.cpu() for t in dynamic_out), formats.quantize_reference(fresh))
+    assert_bitwise_equal(tuple(t.cpu() for t in static_out), formats.quantize_reference(fresh, gs.cpu()))
+
+
+def test_misaligned_x_is_a_clear_error():
+    device = supported_gpu_or_skip()
+    storage = torch.zeros(64 * 32 + 1, dtype=torch.bfloat16, device=device)
+    x = storage[1:].view(64, 32)
+    with pytest.raises(ValueError, match="x must start at a 16-byte aligned address"):
+        nvfp4_gemm.quantize(x)
+
+
+def layer_and_reference(device, in_features, out_features, m, seed):
+    gen = torch.Generator().manual_seed(seed)
+    linear = torch.nn.Linear(in_features, out_features, bias=False).to(torch.bfloat16)
+    with torch.no_grad():
+        linear.weight.copy_(torch.randn(out_features, in_features, generator=gen) * 0.05)
+    x_cpu = torch.randn(m, in_features, generator=gen).to(torch.bfloat16)
+    return NVFP4Linear.from_linear(linear.to(device)), NVFP4Linear.from_linear(linear), x_cpu
+
+
+def test_nvfp4_linear_on_the_gpu_matches_the_exact_layer():
+    device = supported_gpu_or_skip()
+    gpu_layer, cpu_layer, x_cpu = layer_and_reference(device, 7168, 2048, 16, seed=4)
+    for name in ("weight", "weight_scale", "weight_global_scale"):  # the weight quantized bit for bit
+        assert torch.equal(getattr(gpu_layer, name).cpu().view(torch.uint8), getattr(cpu_layer, name).view(torch.uint8))
+    out = gpu_layer(x_cpu.to(device))
+    q = formats.quantize_reference(x_cpu, None, cpu_layer.weight_global_scale)
+    args = (q[0], cpu_layer.weight, q[1], cpu_layer.weight_scale, q[3])
+    exact = formats.reference_gemm_float64(*args)
+    magnitude = formats.reference_gemm_float64(*args, magnitude=True)
+    k = 7168
+    tolerance = earned_tolerance(exact, magnitude, torch.bfloat16, roundings=k // 16 + k // 128 + 2)
+    assert ((out.detach().cpu().double() - exact).abs() <= tolerance).all()
+
+
+def test_nan_input_row_is_nan_in_the_gemm_output():
+    device = supported_gpu_or_skip()
+    gpu_layer, _, x_cpu = layer_and_reference(device, 512, 256, 8, seed=5)
+    x = x_cpu.to(device)
+    x[3, 100] = float("nan")
+    out = gpu_layer(x).detach()
+    assert torch.isnan(out[3]).all()
+    out[3] = 0.0
+    assert torch.isfinite(out).all()
+
+
+def test_weight_only_on_cuda_names_the_nvfp4_route():
+    device = supported_gpu_or_skip()
+    linear = torch.nn.Linear(64, 32).to(torch.bfloat16).to(device)
+    layer = NVFP4Linear.from_linear(linear, activations="bf16")
+    with pytest.raises(NotImplementedError, match="activations='nvfp4'"):
+        layer(torch.randn(4, 64, dtype=torch.bfloat16, device=device))
+
+
+def test_compiled_quantize_then_gemm_on_the_gpu():
+    device = supported_gpu_or_skip()
+    gpu_layer, _, x_cpu = layer_and_reference(device, 1024, 512, 16, seed=6)
+    compiled = torch.compile(gpu_layer, fullgraph=True)
+    x = x_cpu.to(device)
+    assert torch.equal(compiled(x), gpu_layer(x))
