@@ -195,6 +195,21 @@ def test_constructor_and_forward_errors():
     assert layer(torch.randn(0, 64, dtype=torch.bfloat16)).shape == (0, 32)
 
 
+def test_inference_only_inputs_that_require_grad_are_named():
+    linear = random_linear(64, 32, True, torch.bfloat16, seed=27)
+    layer = NVFP4Linear.from_linear(linear)
+    assert not layer.bias.requires_grad
+    x = random_input((2, 64), torch.bfloat16, seed=28).requires_grad_()
+    with pytest.raises(ValueError, match="x requires grad, but NVFP4Linear is inference only"):
+        layer(x)
+    with torch.no_grad():
+        assert torch.equal(layer(x), layer(x.detach()))
+    with pytest.raises(ValueError, match="x requires grad, but quantize has no backward"):
+        torch.ops.nvfp4.quantize(x)
+    with pytest.raises(ValueError, match="x requires grad, but quantize has no backward"):
+        nvfp4_gemm.quantize(linear.weight)
+
+
 def test_compiled_layer_matches_eager():
     layer = NVFP4Linear.from_linear(random_linear(96, 48, True, torch.float16, seed=25))
     compiled = torch.compile(layer, fullgraph=True)

@@ -62,6 +62,7 @@ class NVFP4Linear(nn.Module):
     or computed per call on the device) and the NVFP4 x NVFP4 GEMM runs with
     alpha = 1 / (gs_x * gs_w). activations="bf16": weight-only, `x @ dequant(W).T` with x as given
     (16-bit), one rounding. The output has x's dtype; the bias is added to it in that dtype.
+    Inference only: nothing here has a backward, and an input that requires grad is an error.
     """
 
     def __init__(
@@ -90,7 +91,10 @@ class NVFP4Linear(nn.Module):
         self.register_buffer("weight_global_scale", torch.ones((), dtype=torch.float32, device=device))
         # None: dynamic (computed per call on the device); a float32 0-d tensor: static
         self.register_buffer("input_global_scale", None)
-        self.bias = nn.Parameter(torch.zeros(out_features, dtype=dtype, device=device)) if bias else None
+        # inference only (the GEMM has no backward): the bias takes no gradient either
+        self.bias = None
+        if bias:
+            self.bias = nn.Parameter(torch.zeros(out_features, dtype=dtype, device=device), requires_grad=False)
         self._calibration_amax: Optional[torch.Tensor] = None  # set inside `calibrate`
         self._calibration_calls = 0
 
@@ -142,6 +146,11 @@ class NVFP4Linear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.shape[-1] != self.in_features:
             raise ValueError(f"x.shape[-1] must be in_features={self.in_features}, got shape {tuple(x.shape)}")
+        if x.requires_grad and torch.is_grad_enabled():
+            raise ValueError(
+                "x requires grad, but NVFP4Linear is inference only (no backward): run the model under "
+                "torch.no_grad() / torch.inference_mode(), or pass x.detach()"
+            )
         rows = x.reshape(-1, self.in_features).contiguous()
         if rows.shape[0] == 0:
             out = rows.new_empty((0, self.out_features))

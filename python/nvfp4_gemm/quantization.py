@@ -71,6 +71,13 @@ def check_quantize_args(
         raise ValueError(f"x of shape {tuple(x.shape)} needs more than 2^31 blocked scale bytes; quantize it in parts")
     _check_scalar("global_scale", global_scale, x.device)
     _check_scalar("partner_global_scale", partner_global_scale, x.device)
+    if torch.is_grad_enabled():
+        for name, t in (("x", x), ("global_scale", global_scale), ("partner_global_scale", partner_global_scale)):
+            if t is not None and t.requires_grad:
+                raise ValueError(
+                    f"{name} requires grad, but quantize has no backward (its outputs are codes): pass "
+                    f"{name}.detach() or call it under torch.no_grad() / torch.inference_mode()"
+                )
     return rows, k
 
 
@@ -157,7 +164,6 @@ def quantize(
     number makes every block NaN.
     """
     rows, k = check_quantize_args(x, global_scale, partner_global_scale)
-    x = x.detach()
     if out is not None:
         _check_out(out, x, rows, k)
     if x.device.type == "cuda":
