@@ -4,7 +4,7 @@ Method and rows: nvfp4_gemm.hostcost.
 
     python benchmarks/host_overhead.py [--calls 200] [--bursts 9] [--json FILE]
 
-The eager rows need a GPU this wheel has kernels for; the sm100 rows any CUDA GPU and a build that
+The eager rows need a GPU this wheel has kernels for; the sm100 rows a Blackwell GPU and a build that
 carries the sm100 family (the default build does). Without a GPU it says so and exits 2.
 """
 

@@ -93,9 +93,12 @@ def eager_calls(*, calls: int = 200, bursts: int = 9) -> list[HostCost]:
 def sm100_prepare(
     *, calls: int = 200, bursts: int = 9, cases=SM100_PREPARE_CASES, shape=SM100_PREPARE_SHAPE
 ) -> list[HostCost]:
-    """Host cost of preparing an sm100 launch (`prepare_only`) per call; any CUDA GPU."""
+    """Host cost of preparing an sm100 launch (`prepare_only`) per call; a Blackwell GPU (the hook refuses
+    other families: on an H200 the sm100 parameter setup crashed the process). Elsewhere: no rows."""
     m, n, k = shape
     device = torch.cuda.current_device()
+    if torch.cuda.get_device_capability(device)[0] != 10:
+        return []
     stream = torch.cuda.current_stream(device).cuda_stream
     capacity = _C.HostPlanProbe.params_capacity
     fresh_sets = 4 * capacity  # a cycle longer than the cache: every call meets addresses it does not hold
