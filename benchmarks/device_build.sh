@@ -4,7 +4,8 @@
 #   source benchmarks/device_build.sh [ARCHS]   (default 90a; logs in $OUT/build.log)
 export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site
 [ -d /tmp/site/cutlass_library ] || python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .carry/*.whl
-stamp="$(git rev-parse HEAD 2>/dev/null)-$(git status --porcelain | md5sum | cut -c1-8)-${1:-90a}"
+# the device copy's git metadata can be stale: the stamp hashes the sources themselves
+stamp="$(find csrc python CMakeLists.txt pyproject.toml third_party -type f ! -name '*.so' | sort | xargs md5sum | md5sum | cut -c1-16)-${1:-90a}"
 if [ "$(cat /tmp/nvfp4_gemm_built 2>/dev/null)" != "$stamp" ]; then
   start=$(date +%s)
   NVFP4_GEMM_CUDA_ARCHS="${1:-90a}" python3 -m pip install --no-build-isolation --no-deps . > "${OUT:-/tmp}/build.log" 2>&1 \
