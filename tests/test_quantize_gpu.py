@@ -125,14 +125,16 @@ def layer_and_reference(device, in_features, out_features, m, seed):
     with torch.no_grad():
         linear.weight.copy_(torch.randn(out_features, in_features, generator=gen) * 0.05)
     x_cpu = torch.randn(m, in_features, generator=gen).to(torch.bfloat16)
-    return NVFP4Linear.from_linear(linear.to(device)), NVFP4Linear.from_linear(linear), x_cpu
+    # Module.to moves in place: the CPU layer is built from the CPU linear first
+    cpu_layer = NVFP4Linear.from_linear(linear)
+    return NVFP4Linear.from_linear(linear.to(device)), cpu_layer, x_cpu
 
 
 def test_nvfp4_linear_on_the_gpu_matches_the_exact_layer():
     device = supported_gpu_or_skip()
     gpu_layer, cpu_layer, x_cpu = layer_and_reference(device, 7168, 2048, 16, seed=4)
     for name in ("weight", "weight_scale", "weight_global_scale"):  # the weight quantized bit for bit
-        assert torch.equal(getattr(gpu_layer, name).cpu().view(torch.uint8), getattr(cpu_layer, name).cpu().view(torch.uint8))
+        assert torch.equal(getattr(gpu_layer, name).cpu().view(torch.uint8), getattr(cpu_layer, name).view(torch.uint8))
     with torch.no_grad():
         out = gpu_layer(x_cpu.to(device))
     q = formats.quantize_reference(x_cpu, None, cpu_layer.weight_global_scale)
