@@ -134,7 +134,7 @@ def test_nvfp4_linear_on_the_gpu_matches_the_exact_layer():
     device = supported_gpu_or_skip()
     gpu_layer, cpu_layer, x_cpu = layer_and_reference(device, 7168, 2048, 16, seed=4)
     for name in ("weight", "weight_scale", "weight_global_scale"):  # the weight quantized bit for bit
-        assert torch.equal(getattr(gpu_layer, name).cpu().view(torch.uint8), getattr(cpu_layer, name).view(torch.uint8))
+        assert torch.equal(getattr(gpu_layer, name).cpu().reshape(-1).view(torch.uint8), getattr(cpu_layer, name).reshape(-1).view(torch.uint8))
     with torch.no_grad():
         out = gpu_layer(x_cpu.to(device))
     q = formats.quantize_reference(x_cpu, None, cpu_layer.weight_global_scale)
