@@ -152,6 +152,29 @@ def test_runs_on_the_current_stream():
     check_exact(out, ops, torch.float16)
 
 
+def test_two_streams_back_to_back_share_nothing():
+    """Pinned split-K configs on two streams at once, several calls each and no synchronization in
+    between: each stream has its own token workspace, partials and counters, so every output is exact."""
+    device = supported_gpu_or_skip()
+    if torch.cuda.get_device_capability(device)[0] != 9:
+        pytest.skip("pins sm90 configs")
+    streams = [torch.cuda.Stream(device), torch.cuda.Stream(device)]
+    jobs = [("sm90_wgmma_128x128x128_prepass_splitk", 3, (129, 1032, 2080)),
+            ("sm90_wgmma_64x256x128_prepass_splitk", 2, (70, 776, 1568))]
+    runs = []
+    for seed in range(3):
+        for stream, (config, split, (m, n, k)) in zip(streams, jobs):
+            ops = random_operands(m, n, k, seed=200 + 2 * seed + len(runs), device=device)
+            out = poisoned((m, n), torch.float16, device)
+            stream.wait_stream(torch.cuda.current_stream(device))  # the operands are ready
+            with torch.cuda.stream(stream):
+                nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out, config=config, split_k=split)
+            runs.append((ops, out))
+    torch.cuda.synchronize(device)
+    for ops, out in runs:
+        check_exact(out, ops, torch.float16)
+
+
 def test_shapes_back_to_back_share_workspace_safely():
     """Split-K launches of different tile counts on one stream, in an order that once let a later
     launch read an earlier launch's scratch data as its counters (found by the benchmark suite)."""
