@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 
 import numpy as np
@@ -50,20 +49,13 @@ def _rows(paths: list[str]):
                 yield (m, n, k), sm_count, candidates
 
 
-def _terms(config, m, n, k, split, sm_count):
-    tiles = -(-n // config.tile[1]) * -(-m // config.tile[0])
-    waves = -(-tiles * split // sm_count)
-    stages = -(-k // config.tile[2])
-    return waves * -(-stages // split), float(split > 1), (split - 1) * m * n / 1e6
-
-
 def fit(paths: list[str]) -> tuple[dict, float, float]:
     tiles = sorted({(c.tile[0], c.tile[1]) for c in load_table().configs if c.family == "sm90" and c.mma == "wgmma"})
     column = {tile: i for i, tile in enumerate(tiles)}
     a_rows, b = [], []
     for (m, n, k), sm_count, candidates in _rows(paths):
         for config, split, us in candidates:
-            stage_term, split_term, reduction_term = _terms(config, m, n, k, split, sm_count)
+            stage_term, split_term, reduction_term = resolver.sm90_wgmma_terms(config, m, n, k, 1, split, sm_count)
             row = [0.0] * (2 * len(tiles) + 2)
             i = column[(config.tile[0], config.tile[1])]
             row[2 * i], row[2 * i + 1], row[-2], row[-1] = 1.0, stage_term, split_term, reduction_term

@@ -163,16 +163,23 @@ def _sm90_direct_split(config: Config, m: int, n: int, k: int, l: int, sm_count:
     )
 
 
-def sm90_wgmma_predict_us(config: Config, m: int, n: int, k: int, l: int, split_k: int, sm_count: int) -> float:
-    """The fitted sm90 wgmma cost model's time for one (config, split_k) (see _SM90_WGMMA_COST)."""
-    fixed, per_stage = _SM90_WGMMA_COST[(config.tile[0], config.tile[1])]
+def sm90_wgmma_terms(
+    config: Config, m: int, n: int, k: int, l: int, split_k: int, sm_count: int
+) -> tuple[float, float, float]:
+    """The sm90 wgmma cost model's variables for one (config, split_k): (waves x stages per CTA,
+    1 if split else 0, (split - 1) x M x N / 1e6). The model is linear in them; the fit reads them too."""
     tiles = -(-n // config.tile[1]) * -(-m // config.tile[0]) * l
     waves = -(-tiles * split_k // sm_count)
     stages = -(-k // config.tile[2])
-    split_cost = 0.0
-    if split_k > 1:
-        split_cost = _SM90_SPLIT_FIXED_US + _SM90_SPLIT_REDUCTION_US_PER_MELEMENT * (split_k - 1) * m * n * l / 1e6
-    return fixed + waves * per_stage * -(-stages // split_k) + split_cost
+    return waves * -(-stages // split_k), float(split_k > 1), (split_k - 1) * m * n * l / 1e6
+
+
+def sm90_wgmma_predict_us(config: Config, m: int, n: int, k: int, l: int, split_k: int, sm_count: int) -> float:
+    """The fitted sm90 wgmma cost model's time for one (config, split_k) (see _SM90_WGMMA_COST)."""
+    fixed, per_stage = _SM90_WGMMA_COST[(config.tile[0], config.tile[1])]
+    stage_term, split_term, reduction_term = sm90_wgmma_terms(config, m, n, k, l, split_k, sm_count)
+    return (fixed + per_stage * stage_term + _SM90_SPLIT_FIXED_US * split_term
+            + _SM90_SPLIT_REDUCTION_US_PER_MELEMENT * reduction_term)
 
 
 def _sm90_wgmma_best_split(config: Config, m: int, n: int, k: int, l: int, sm_count: int) -> tuple[int, float]:
