@@ -1,6 +1,6 @@
 // nvfp4_gemm._C: plain pybind11 over the framework-free kernels. Integers in (device pointers,
-// sizes, a device index and a cudaStream_t), Python exceptions out. It does not link libtorch, so
-// one wheel serves every torch version; the Python layer validates tensors before calling here.
+// sizes, a device index and a cudaStream_t), Python exceptions out; the Python layer validates
+// tensors before calling here. (The op's C++ kernels, torch_op.cpp, use torch's stable ABI only.)
 #include <cuda_runtime_api.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -13,13 +13,16 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "native_launch.h"
 #include "nvfp4_gemm/prepared_launch.h"
 #include "nvfp4_gemm/quantize/quantize.h"
 #include "registry.h"
 
 namespace py = pybind11;
+
 using nvfp4_gemm::GemmProblem;
 using nvfp4_gemm::KernelEntry;
 using nvfp4_gemm::LaunchContext;
@@ -262,6 +265,8 @@ class Kernel {
   std::string config_name() const { return entry_->config_name; }
   std::string out_dtype() const { return out_dtype_name(entry_->out_dtype); }
   int sm_major() const { return entry_->sm_major; }
+  // The registry entry's address: the C++ op remembers the plan the Python path made by it.
+  std::uintptr_t entry_address() const { return reinterpret_cast<std::uintptr_t>(entry_); }
   int pipeline_stages() const { return entry_->pipeline_stages; }
 
   std::optional<std::string> can_implement(int m, int n, int k, int l) const {
@@ -362,6 +367,68 @@ class Kernel {
   const KernelEntry* entry_;
 };
 
+}  // namespace
+
+void nvfp4_gemm::launch_entry(const KernelEntry* entry, const GemmProblem& problem, int split_k, void* workspace,
+                              std::size_t workspace_capacity, unsigned int* counters, std::size_t counter_capacity,
+                              int device, cudaStream_t stream) {
+  make_current(device);
+  dispatch(process_plans(), entry, problem,
+           make_context(split_k, reinterpret_cast<std::uintptr_t>(workspace), workspace_capacity,
+                        reinterpret_cast<std::uintptr_t>(counters), counter_capacity, device, sm_count(device),
+                        reinterpret_cast<std::uintptr_t>(stream)),
+           /*launch=*/true);
+}
+
+#ifdef NVFP4_GEMM_TORCH_OP
+namespace {
+// The Python path's last exception on this thread, for nvfp4_gemm.gemm to re-raise with its own type
+// (an exception leaving a C++ kernel reaches Python as RuntimeError). An owned reference; leaked if the
+// thread ends holding one (no GIL may be held then).
+thread_local PyObject* pending_op_error = nullptr;
+
+py::object take_op_error() {
+  if (pending_op_error == nullptr) return py::none();
+  return py::reinterpret_steal<py::object>(std::exchange(pending_op_error, nullptr));
+}
+}  // namespace
+
+nvfp4_gemm::FirstCallAnswer nvfp4_gemm::op_first_call(const std::uintptr_t (&handles)[7]) {
+  py::gil_scoped_acquire gil;
+  FirstCallAnswer answer;
+  try {
+    // torch._C._aoti passes tensor handles as PyCapsules
+    py::list arguments;
+    for (std::uintptr_t handle : handles) {
+      arguments.append(handle ? py::object(py::capsule(reinterpret_cast<void*>(handle))) : py::object(py::none()));
+    }
+    auto result = py::module_::import("nvfp4_gemm.ops").attr("_op_first_call")(arguments).cast<py::tuple>();
+    answer.out_handle = reinterpret_cast<std::uintptr_t>(result[0].cast<py::capsule>().get_pointer());
+    if (!result[1].is_none()) {
+      auto plan = result[1].cast<py::tuple>();
+      answer.planned = true;
+      answer.entry = reinterpret_cast<const KernelEntry*>(plan[0].cast<std::uintptr_t>());
+      answer.split_k = plan[1].cast<int>();
+      answer.workspace_bytes = plan[2].cast<std::size_t>();
+      answer.counters = plan[3].cast<std::size_t>();
+      answer.m = plan[4].cast<int>();
+      answer.n = plan[5].cast<int>();
+      answer.k = plan[6].cast<int>();
+      answer.l = plan[7].cast<int>();
+      answer.out_sizes = plan[8].cast<std::vector<std::int64_t>>();
+    }
+  } catch (py::error_already_set& e) {
+    answer = FirstCallAnswer{};
+    answer.error = e.type().attr("__name__").cast<std::string>() + ": " + py::str(e.value()).cast<std::string>();
+    Py_XDECREF(pending_op_error);
+    pending_op_error = e.value().inc_ref().ptr();
+  }
+  return answer;
+}
+#endif
+
+namespace {
+
 namespace quantize = nvfp4_gemm::quantize;
 
 // The launcher's own guards (the Python layer checks tensors first): a bad size or a missing
@@ -447,6 +514,16 @@ PYBIND11_MODULE(_C, m) {
         return nvfp4_gemm::AddressKeyedLaunch<HostProbePlan>::kParamsCapacity;
       });
 
+#ifdef NVFP4_GEMM_TORCH_OP
+  m.attr("HAS_TORCH_OP") = true;
+  m.def("op_plan_count", &nvfp4_gemm::op_plan_count,
+        "Signatures the C++ op serves without Python (each planned once by the Python path).");
+  m.def("take_op_error", &take_op_error,
+        "The exception the C++ op's Python path raised last on this thread (then cleared), or None.");
+#else
+  m.attr("HAS_TORCH_OP") = false;
+#endif
+
   m.attr("QUANTIZE_AMAX_PARTIALS") = quantize::kMaxAmaxPartials;
 
   m.def("quantize", [](std::uintptr_t x, int dtype, int rows, int k, std::uintptr_t global_scale,
@@ -481,6 +558,7 @@ PYBIND11_MODULE(_C, m) {
 
   py::class_<Kernel>(m, "Kernel")
       .def_property_readonly("config_name", &Kernel::config_name)
+      .def_property_readonly("entry_address", &Kernel::entry_address)
       .def_property_readonly("out_dtype", &Kernel::out_dtype)
       .def_property_readonly("sm_major", &Kernel::sm_major)
       .def_property_readonly("pipeline_stages", &Kernel::pipeline_stages,

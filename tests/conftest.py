@@ -19,6 +19,15 @@ def cuda_device_or_skip():
     return torch.device("cuda")
 
 
+def op_raises(error: type, match: str):
+    """pytest.raises for a rule broken in a CUDA call of the op: the rule's own type from the op's Python
+    kernels; from its C++ kernels (_C.HAS_TORCH_OP) the dispatcher's RuntimeError, carrying that type's
+    name and the same message."""
+    if _C.HAS_TORCH_OP:
+        return pytest.raises(RuntimeError, match=rf"^{error.__name__}: {match}")
+    return pytest.raises(error, match=rf"^{match}")
+
+
 def poisoned(shape, dtype, device="cpu"):
     """An output buffer full of NaN, so an element the kernel never writes cannot pass."""
     return torch.full(shape, float("nan"), dtype=dtype, device=device)

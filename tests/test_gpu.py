@@ -8,12 +8,12 @@ import pytest
 import torch
 
 import nvfp4_gemm
-from nvfp4_gemm import formats
+from nvfp4_gemm import _C, formats
 from nvfp4_gemm.configs import load_table
 from nvfp4_gemm.task_shapes import CORRECTNESS_SHAPES, RANKED_SHAPES
 from nvfp4_gemm.testing import check_against_reference, random_operands
 
-from conftest import cuda_device_or_skip, poisoned
+from conftest import cuda_device_or_skip, op_raises, poisoned
 
 def supported_gpu_or_skip():
     device = cuda_device_or_skip()
@@ -38,7 +38,7 @@ def test_cpu_cuda_mix_is_a_clear_error():
     ops = random_operands(128, 64, 128, seed=1)
     with pytest.raises(ValueError, match=r"^b is on cuda:0 but a is on cpu: all tensors must be on one device"):
         nvfp4_gemm.gemm(ops.a, ops.b.to(device), ops.a_scale, ops.b_scale)
-    with pytest.raises(ValueError, match=r"^a_scale is on cpu but a is on cuda:0"):
+    with op_raises(ValueError, r"a_scale is on cpu but a is on cuda:0"):
         torch.ops.nvfp4.gemm(ops.a.to(device), ops.b.to(device), ops.a_scale, ops.b_scale.to(device))
 
 
@@ -55,7 +55,10 @@ def test_unsupported_gpu_raises_before_launch(entry):
         if entry == "op"
         else (lambda: nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out))
     )
-    with pytest.raises(nvfp4_gemm.UnsupportedDeviceError) as info:
+    raises = op_raises(nvfp4_gemm.UnsupportedDeviceError, "") if entry == "op" else pytest.raises(
+        nvfp4_gemm.UnsupportedDeviceError
+    )
+    with raises as info:
         call()
     name = torch.cuda.get_device_name(device)
     major, minor = torch.cuda.get_device_capability(device)
@@ -152,9 +155,11 @@ def test_runs_on_the_current_stream():
     check_exact(out, ops, torch.float16)
 
 
-def test_two_streams_back_to_back_share_nothing():
-    """Pinned split-K configs on two streams at once, several calls each and no synchronization in
-    between: each stream has its own token workspace, partials and counters, so every output is exact."""
+@pytest.mark.parametrize("pinned", [True, False], ids=["pinned", "resolved"])
+def test_two_streams_back_to_back_share_nothing(pinned):
+    """Split-K configs on two streams at once, several calls each and no synchronization in between:
+    each stream has its own token workspace, partials and counters, so every output is exact. Pinned
+    configs run the Python path; the resolver's choice the C++ op's (its own per-stream buffers)."""
     device = supported_gpu_or_skip()
     if torch.cuda.get_device_capability(device)[0] != 9:
         pytest.skip("pins sm90 configs")
@@ -168,11 +173,41 @@ def test_two_streams_back_to_back_share_nothing():
             out = poisoned((m, n), torch.float16, device)
             stream.wait_stream(torch.cuda.current_stream(device))  # the operands are ready
             with torch.cuda.stream(stream):
-                nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out, config=config, split_k=split)
+                pin = {"config": config, "split_k": split} if pinned else {}
+                nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out, **pin)
             runs.append((ops, out))
     torch.cuda.synchronize(device)
     for ops, out in runs:
         check_exact(out, ops, torch.float16)
+
+
+def test_cpp_op_serves_a_signature_after_its_first_call():
+    """The C++ op: the first call of a signature runs the Python path and leaves its plan; later
+    calls of it (new data, new addresses) run without Python and are exact; an address the plan
+    cannot vouch for (misaligned) takes the Python path, which raises the rule's error."""
+    device = supported_gpu_or_skip()
+    if not _C.HAS_TORCH_OP:
+        pytest.skip("this build's op kernels are Python (built without torch)")
+    m, n, k = 72, 392, 1056  # a signature no other test uses
+    first = random_operands(m, n, k, seed=40, device=device, with_alpha=True)
+    signatures = _C.op_plan_count()
+    python_plans = len(nvfp4_gemm.ops._plans)
+    check_exact(torch.ops.nvfp4.gemm(first.a, first.b, first.a_scale, first.b_scale, first.alpha), first, torch.float16)
+    assert _C.op_plan_count() == signatures + 1
+    for seed in range(41, 44):
+        ops = random_operands(m, n, k, seed=seed, device=device, with_alpha=True)
+        out = poisoned((m, n), torch.float16, device)
+        check_exact(torch.ops.nvfp4.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha), ops, torch.float16)
+        check_exact(nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out=out), ops, torch.float16)
+    assert _C.op_plan_count() == signatures + 2  # + the out= signature; nothing new for new data
+    assert len(nvfp4_gemm.ops._plans) == python_plans + 1  # one Python plan serves both
+    arena = torch.empty(first.a.numel() + 1, dtype=torch.uint8, device=device)
+    shifted = arena[1:].view(first.a.shape)
+    shifted.copy_(first.a)
+    with op_raises(ValueError, r"a must start at a 16-byte aligned address"):
+        torch.ops.nvfp4.gemm(shifted, first.b, first.a_scale, first.b_scale, first.alpha)
+    with pytest.raises(ValueError, match=r"^a must start at a 16-byte aligned address"):
+        nvfp4_gemm.gemm(shifted, first.b, first.a_scale, first.b_scale, first.alpha)
 
 
 def test_shapes_back_to_back_share_workspace_safely():

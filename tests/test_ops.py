@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import nvfp4_gemm
-from nvfp4_gemm import formats
+from nvfp4_gemm import _C, formats
 from nvfp4_gemm.harness import generate_input
 from nvfp4_gemm.testing import random_operands
 
@@ -143,3 +143,15 @@ def test_gpumode_adapter_rejects_a_copy_in_the_wrong_layout():
     data[4] = data[4].contiguous()  # a repacked copy, no longer the harness's view
     with pytest.raises(ValueError, match=r"^sfa_permuted .* is not a permuted view"):
         nvfp4_gemm.gpumode.gemm(data)
+
+
+def test_cuda_kernels_registration_matches_the_build():
+    """A build with torch registers the op's CUDA kernels from C++ (csrc/torch_op.cpp); one without
+    registers the Python ones. Either way the op and the private out= op have a CUDA kernel, and the
+    Autograd kernel falls through (non-differentiable)."""
+    for name in ("nvfp4::gemm", "nvfp4::_gemm_into"):
+        table = torch._C._dispatch_dump_table(name)
+        cuda = next(line for line in table.splitlines() if line.startswith("CUDA:"))
+        assert ("torch_op.cpp" in cuda) == _C.HAS_TORCH_OP, cuda
+        autograd = next(line for line in table.splitlines() if line.startswith("AutogradCUDA:"))
+        assert "fallthrough" in autograd, autograd

@@ -70,8 +70,12 @@ def check_gemm_args(
     alpha: Optional[torch.Tensor],
     out_dtype: torch.dtype,
     out: Optional[torch.Tensor] = None,
+    *,
+    grad_rule: bool = True,
 ) -> GemmShape:
-    """Validate everything that can be checked without reading device memory; return the shape."""
+    """Validate everything that can be checked without reading device memory; return the shape.
+    grad_rule=False leaves out the requires-grad rule: the op is non-differentiable (its Autograd
+    kernel falls through), the Python API and the layers reject tensors that require grad."""
     try:
         key = (
             a.dtype, b.dtype, a.shape, b.shape, a_scale.dtype, a_scale.numel(), b_scale.dtype, b_scale.numel(),
@@ -87,7 +91,7 @@ def check_gemm_args(
             if len(_validated) >= _SIGNATURE_CACHE_LIMIT:
                 _validated.clear()
             _validated[key] = shape
-    _check_storage(a, b, a_scale, b_scale, alpha, out)
+    _check_storage(a, b, a_scale, b_scale, alpha, out, grad_rule)
     return shape
 
 
@@ -161,26 +165,42 @@ def check_out(out, out_dtype: torch.dtype, out_shape: tuple[int, ...]) -> None:
         raise ValueError(f"out must have shape {out_shape}, got {tuple(out.shape)}")
 
 
-def _check_storage(a, b, a_scale, b_scale, alpha, out) -> None:
-    """Contiguity, grad, one device, no overlap with `out`: properties of the tensors themselves,
-    checked on every call."""
+def _named_tensors(a, b, a_scale, b_scale, alpha, out) -> list:
     named = [("a", a), ("b", b), ("a_scale", a_scale), ("b_scale", b_scale)]
     if alpha is not None:
         named.append(("alpha", alpha))
     if out is not None:
         named.append(("out", out))
-    grad_mode = torch.is_grad_enabled()
+    return named
+
+
+def check_no_grad(a, b, a_scale, b_scale, alpha=None, out=None) -> None:
+    """The Python API's rule (the op itself is non-differentiable): with grad mode on, no tensor may
+    require grad."""
+    if not torch.is_grad_enabled():
+        return
+    if not any(getattr(t, "requires_grad", False) for t in (a, b, a_scale, b_scale, alpha, out)):
+        return  # the common case, kept cheap: this runs on every call of the Python API
+    for name, t in _named_tensors(a, b, a_scale, b_scale, alpha, out):
+        if isinstance(t, torch.Tensor) and t.requires_grad:
+            raise ValueError(
+                f"{name} requires grad, but nvfp4_gemm has no backward (an inference GEMM of quantized "
+                f"operands): pass {name}.detach() or call it under torch.no_grad() / torch.inference_mode()"
+            )
+
+
+def _check_storage(a, b, a_scale, b_scale, alpha, out, grad_rule: bool = True) -> None:
+    """Contiguity, grad, one device, no overlap with `out`: properties of the tensors themselves,
+    checked on every call."""
+    named = _named_tensors(a, b, a_scale, b_scale, alpha, out)
     for name, t in named:
         if name != "alpha" and not t.is_contiguous():
             raise ValueError(
                 f"{name} must be contiguous (the kernels read its storage as the packed layout), "
                 f"got shape {tuple(t.shape)} with strides {t.stride()}"
             )
-        if grad_mode and t.requires_grad:
-            raise ValueError(
-                f"{name} requires grad, but nvfp4_gemm has no backward (an inference GEMM of quantized "
-                f"operands): pass {name}.detach() or call it under torch.no_grad() / torch.inference_mode()"
-            )
+    if grad_rule:
+        check_no_grad(a, b, a_scale, b_scale, alpha, out)
     device = a.device
     for name, t in named[1:]:
         if t.device != device:

@@ -2,7 +2,9 @@
 
 The data path of one CUDA call: validate (_checks) -> plan, cached per (device, shape, dtype,
 config): device support, resolver, registry lookup, workspace size -> `_C.Kernel.run` with the
-tensors' device and that device's current stream.
+tensors' device and that device's current stream. Where the extension was built with torch
+(`_C.HAS_TORCH_OP`), the op's CUDA kernels are C++ (csrc/torch_op.cpp): they run this path once per
+signature and then serve that signature without Python.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ._checks import (
     check_gemm_args,
     check_kernel_limits,
     check_out,
+    check_no_grad,
     check_pointer_alignment,
     check_split_k,
     pinned_config,
@@ -31,6 +34,11 @@ __all__ = ["gemm", "compiled_architectures", "supported_capabilities", "unsuppor
 _SCHEMA = (
     "gemm(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale, Tensor? alpha=None, "
     "ScalarType out_dtype=float16) -> Tensor"
+)
+# `gemm(..., out=)` in one dispatcher call (nvfp4_gemm.gemm's route to the C++ op); not public.
+_INTO_SCHEMA = (
+    "_gemm_into(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale, Tensor? alpha, Tensor(a!) out, "
+    "ScalarType out_dtype) -> ()"
 )
 
 # Compute capabilities each compiled architecture runs on. An 'a' target runs only on its own chip;
@@ -63,6 +71,7 @@ class _Plan:
     counters: int
 
 
+_HAS_TORCH_OP: bool = _C.HAS_TORCH_OP  # the op's CUDA kernels are C++ (csrc/torch_op.cpp)
 _plans: dict[tuple, _Plan] = {}
 _workspaces: dict[tuple[int, int], torch.Tensor] = {}
 _counters: dict[tuple[int, int], torch.Tensor] = {}
@@ -223,6 +232,8 @@ def gemm(
         out_dtype = out.dtype if isinstance(out, torch.Tensor) else torch.float16
     if torch.compiler.is_compiling():
         return _gemm_traced(a, b, a_scale, b_scale, alpha, out_dtype, out, config, split_k)
+    if _HAS_TORCH_OP and config is None and split_k is None and isinstance(a, torch.Tensor) and a.is_cuda:
+        return _gemm_native(a, b, a_scale, b_scale, alpha, out_dtype, out)
     shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, out)
     check_split_k(split_k, shape.k)
     if a.device.type == "cuda":
@@ -259,6 +270,7 @@ def _gemm_traced(a, b, a_scale, b_scale, alpha, out_dtype, out, config, split_k)
             "config= and split_k= pin a kernel in eager calls; under torch.compile the op's resolver chooses "
             "(cached per shape): call nvfp4_gemm.gemm without them, or outside the compiled region"
         )
+    check_no_grad(a, b, a_scale, b_scale, alpha, out)
     result = torch.ops.nvfp4.gemm(a, b, a_scale, b_scale, alpha, out_dtype)
     if out is None:
         return result
@@ -283,15 +295,17 @@ _lib = torch.library.Library("nvfp4", "DEF")
 _lib.define(_SCHEMA)
 
 
+@torch.no_grad()  # non-differentiable: the output never records the ops inside
 def _gemm_cpu(a, b, a_scale, b_scale, alpha=None, out_dtype=torch.float16):
-    shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype)
+    shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, grad_rule=False)
     if shape.empty:
         return _answer_empty(alpha, torch.empty(shape.out_shape, dtype=out_dtype))
     return reference_gemm(a, b, a_scale, b_scale, alpha, out_dtype)
 
 
+@torch.no_grad()  # non-differentiable: the output never records the ops inside
 def _gemm_cuda(a, b, a_scale, b_scale, alpha=None, out_dtype=torch.float16):
-    shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype)
+    shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, grad_rule=False)
     out = torch.empty(shape.out_shape, dtype=out_dtype, device=a.device)
     if shape.empty:
         return _answer_empty(alpha, out)
@@ -300,10 +314,90 @@ def _gemm_cuda(a, b, a_scale, b_scale, alpha=None, out_dtype=torch.float16):
 
 
 def _gemm_fake(a, b, a_scale, b_scale, alpha=None, out_dtype=torch.float16):
-    shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype)
+    shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, grad_rule=False)
     return a.new_empty(shape.out_shape, dtype=out_dtype)
 
 
+@torch.no_grad()  # non-differentiable: the output never records the ops inside
+def _gemm_into_cpu(a, b, a_scale, b_scale, alpha, out, out_dtype):
+    shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, out, grad_rule=False)
+    if shape.empty:
+        _answer_empty(alpha, out)
+    else:
+        out.copy_(reference_gemm(a, b, a_scale, b_scale, alpha, out_dtype))
+
+
+@torch.no_grad()  # non-differentiable: the output never records the ops inside
+def _gemm_into_cuda(a, b, a_scale, b_scale, alpha, out, out_dtype):
+    shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, out, grad_rule=False)
+    if shape.empty:
+        _answer_empty(alpha, out)
+    else:
+        _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, None)
+
+
+def _gemm_into_fake(a, b, a_scale, b_scale, alpha, out, out_dtype):
+    check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, out, grad_rule=False)
+
+
+_lib.define(_INTO_SCHEMA)
+# Non-differentiable, like integer ops: outputs never require grad and no autograd kernel runs (a
+# Python one would cost every CUDA call its trampoline). nvfp4_gemm.gemm rejects grad (check_no_grad).
+for _name in ("gemm", "_gemm_into"):
+    _lib.impl(_name, torch.library.fallthrough_kernel, "Autograd")
 _lib.impl("gemm", _gemm_cpu, "CPU")
-_lib.impl("gemm", _gemm_cuda, "CUDA")
+_lib.impl("_gemm_into", _gemm_into_cpu, "CPU")
+if not _HAS_TORCH_OP:  # else the C++ kernels of torch_op.cpp, registered when _C loaded
+    _lib.impl("gemm", _gemm_cuda, "CUDA")
+    _lib.impl("_gemm_into", _gemm_into_cuda, "CUDA")
 torch.library.register_fake("nvfp4::gemm", _gemm_fake, lib=_lib)
+torch.library.register_fake("nvfp4::_gemm_into", _gemm_into_fake, lib=_lib)
+
+# The overloads' C++ callables (what OpOverload.__call__ calls): one Python frame less per call.
+_gemm_call = getattr(torch.ops.nvfp4.gemm.default, "_op", torch.ops.nvfp4.gemm.default)
+_gemm_into_call = getattr(torch.ops.nvfp4._gemm_into.default, "_op", torch.ops.nvfp4._gemm_into.default)
+
+
+# --- the C++ op's side of the contract (csrc/torch_op.cpp) -------------------------------------
+
+
+def _gemm_native(a, b, a_scale, b_scale, alpha, out_dtype, out) -> torch.Tensor:
+    """`gemm` through the C++ op: the API's own rule (no grad) here, the op's rules in the op, whose
+    errors come from the Python path and get their own type back here (the dispatcher makes every
+    exception of a C++ kernel a RuntimeError)."""
+    check_no_grad(a, b, a_scale, b_scale, alpha, out)
+    try:
+        if out is None:
+            return _gemm_call(a, b, a_scale, b_scale, alpha, out_dtype)
+        _gemm_into_call(a, b, a_scale, b_scale, alpha, out, out_dtype)
+        return out
+    except RuntimeError:
+        original = _C.take_op_error()
+        if original is None:
+            raise
+        raise original from None
+
+
+@torch.no_grad()  # non-differentiable: the output never records the ops inside
+def _op_first_call(handles: list) -> tuple[object, Optional[tuple]]:
+    """The C++ op's first call of a signature (and any call whose addresses it cannot vouch for):
+    the whole Python path - validate, plan, launch - on the tensors behind `handles` (capsules of
+    a, b, a_scale, b_scale, alpha or None, out or None, then an empty tensor of out_dtype), whose
+    references this takes over. Returns a handle of the output (for the caller to own) and the plan the
+    C++ op then serves the signature with (None when there was no launch)."""
+    take = torch._C._aoti.alloc_tensor_by_stealing_from_void_ptr
+    a, b, a_scale, b_scale, alpha, out, witness = (None if h is None else take(h) for h in handles)
+    out_dtype = witness.dtype
+    shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, out, grad_rule=False)
+    if out is None:
+        out = torch.empty(shape.out_shape, dtype=out_dtype, device=a.device)
+    plan_tuple = None
+    if shape.empty:
+        _answer_empty(alpha, out)
+    else:
+        _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, None)
+        index = _device_index(a.device)
+        plan = _plans[(index, shape.m, shape.n, shape.k, shape.l, out.dtype, None, None)]
+        plan_tuple = (plan.kernel.entry_address, plan.split_k, plan.workspace_bytes, plan.counters,
+                      shape.m, shape.n, shape.k, shape.l, list(shape.out_shape))
+    return torch._C._aoti.unsafe_alloc_void_ptr_from_tensor(out), plan_tuple

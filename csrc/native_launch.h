@@ -1,0 +1,43 @@
+// What the binding (pybind11, Python) and the C++ op (torch_op.cpp, torch's stable ABI only) share;
+// the two never include each other's headers (torch's bundled pybind11 refuses stable-ABI builds).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nvfp4_gemm/kernel_entry.h"
+
+namespace nvfp4_gemm {
+
+// Throws std::runtime_error naming the kernel when the launch fails.
+void launch_entry(const KernelEntry* entry, const GemmProblem& problem, int split_k, void* workspace,
+                  std::size_t workspace_capacity, unsigned int* counters, std::size_t counter_capacity, int device,
+                  cudaStream_t stream);
+
+// --- the C++ op's Python path (implemented in binding.cpp) ---------------------------------------
+
+// What the Python path (nvfp4_gemm.ops._op_first_call) answered for one call.
+struct FirstCallAnswer {
+  std::uintptr_t out_handle = 0;  // a new AtenTensorHandle of the output, for the caller to own
+  std::string error;              // the Python exception's text (the call failed; nothing else is set)
+  bool planned = false;           // a kernel ran: the plan below serves the signature from now on
+  const KernelEntry* entry = nullptr;
+  int m = 0, n = 0, k = 0, l = 0, split_k = 1;
+  std::size_t workspace_bytes = 0;
+  std::size_t counters = 0;
+  std::vector<std::int64_t> out_sizes;
+};
+
+// handles: new AtenTensorHandles of a, b, a_scale, b_scale, alpha (0: none), out (0: none) and an
+// empty tensor of the out dtype; the Python side takes them over. Keeps the Python exception for
+// take_op_error.
+FirstCallAnswer op_first_call(const std::uintptr_t (&handles)[7]);
+
+// Signatures the C++ op serves without Python (implemented in torch_op.cpp).
+std::size_t op_plan_count();
+
+}  // namespace nvfp4_gemm
