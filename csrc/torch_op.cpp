@@ -285,9 +285,9 @@ Tensor gemm_cuda(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale, std::option
   return gemm_impl(a, b, a_scale, b_scale, alpha, dtype_code(out_dtype), std::nullopt);
 }
 
-void gemm_into_cuda(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale, std::optional<Tensor> alpha, Tensor out,
-                    torch::headeronly::ScalarType out_dtype) {
-  gemm_impl(a, b, a_scale, b_scale, alpha, dtype_code(out_dtype), out);
+void gemm_into_cuda(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale, Tensor out, std::optional<Tensor> alpha,
+                    std::optional<torch::headeronly::ScalarType> out_dtype) {
+  gemm_impl(a, b, a_scale, b_scale, alpha, out_dtype ? dtype_code(*out_dtype) : dtype_code(out), out);
 }
 
 }  // namespace

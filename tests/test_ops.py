@@ -145,6 +145,29 @@ def test_gpumode_adapter_rejects_a_copy_in_the_wrong_layout():
         nvfp4_gemm.gpumode.gemm(data)
 
 
+def test_gpumode_adapter_prepares_a_tuple_once_and_follows_its_tensors():
+    """The adapter keeps each tuple's views: new data written into the same tensors is read; a
+    member whose storage or layout changed, or a member replaced, is prepared (and checked) again."""
+    data, ops = competition_tuple(128, 64, 256, 2, seed=16)
+    nvfp4_gemm.gpumode.gemm(data)
+    other_data, other = competition_tuple(128, 64, 256, 2, seed=17)
+    for index in (0, 1, 4, 5):  # a, b and the scales the adapter reads, in place: same tensors and storages
+        data[index].copy_(other_data[index])
+    c = data[-1].fill_(float("nan"))
+    assert nvfp4_gemm.gpumode.gemm(data) is c
+    want = formats.reference_gemm(other.a, other.b, other.a_scale, other.b_scale)
+    assert torch.equal(c.permute(2, 0, 1), want)
+    # c moved to a new storage (same object): the result lands there
+    c.set_(torch.full_like(c.permute(2, 0, 1).contiguous(), float("nan")).permute(1, 2, 0))
+    nvfp4_gemm.gpumode.gemm(data)
+    assert torch.equal(c.permute(2, 0, 1), want)
+    # a member replaced by a copy in the wrong layout: checked again, and refused
+    data = list(data)
+    data[5] = data[5].contiguous()
+    with pytest.raises(ValueError, match=r"^sfb_permuted .* is not a permuted view"):
+        nvfp4_gemm.gpumode.gemm(data)
+
+
 def test_cuda_kernels_registration_matches_the_build():
     """A build with torch registers the op's CUDA kernels from C++ (csrc/torch_op.cpp); one without
     registers the Python ones. Either way the op and the private out= op have a CUDA kernel, and the

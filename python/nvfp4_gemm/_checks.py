@@ -179,8 +179,11 @@ def check_no_grad(a, b, a_scale, b_scale, alpha=None, out=None) -> None:
     require grad."""
     if not torch.is_grad_enabled():
         return
-    if not any(getattr(t, "requires_grad", False) for t in (a, b, a_scale, b_scale, alpha, out)):
-        return  # the common case, kept cheap: this runs on every call of the Python API
+    for t in (a, b, a_scale, b_scale, alpha, out):  # the common case kept cheap: it runs on every call
+        if t is not None and getattr(t, "requires_grad", False):
+            break
+    else:
+        return
     for name, t in _named_tensors(a, b, a_scale, b_scale, alpha, out):
         if isinstance(t, torch.Tensor) and t.requires_grad:
             raise ValueError(
