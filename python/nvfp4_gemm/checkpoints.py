@@ -128,6 +128,12 @@ def _require(condition: bool, message: str) -> None:
         raise CheckpointError(message)
 
 
+def _refuse_any(names: list[str], why: str) -> None:
+    if names:
+        more = f" ({len(names) - 1} more: {', '.join(names[1:4])}{', ...' if len(names) > 4 else ''})" if len(names) > 1 else ""
+        raise CheckpointError(f"{names[0]}: {why}{more}")
+
+
 def _check_compressed_tensors(config: Mapping) -> QuantizationConfig:
     top_format = config.get("format")
     groups = config.get("config_groups") or {}
@@ -343,7 +349,8 @@ def _detect_format(names: list[str], config: Optional[QuantizationConfig]) -> Ch
     found = [fmt for fmt in FORMATS if any(name.endswith("." + fmt.marker) for name in names)]
     if config is not None:
         others = [fmt.name for fmt in found if fmt is not config.format]
-        _require(not others, f"the config says {config.format.name} but the tensors hold {others[0]} layers")
+        if others:
+            raise CheckpointError(f"the config says {config.format.name} but the tensors hold {others[0]} layers")
         return config.format
     _require(len(found) < 2, "the tensors mix ModelOpt (weight_scale_2) and compressed-tensors (weight_packed) layers")
     _require(
@@ -410,33 +417,42 @@ def load_quantized(
         n for n in names
         if n not in used and n.rpartition(".")[2] in fmt.tensor_names() and n.rpartition(".")[2] != "weight"
     ]
-    _require(not orphans, f"{orphans[0]}: a quantization tensor without the layer's {fmt.marker}")
+    _refuse_any(orphans, f"a quantization tensor without the layer's {fmt.marker}")
 
     rest = {n: tensors.get(n) for n in names if n not in used}
-    for n, t in rest.items():
-        _require(t.dtype != torch.uint8 or not n.endswith(".weight"), f"{n}: uint8 weight of a layer without {fmt.marker}")
+    packed_elsewhere = [n for n, t in rest.items() if t.dtype == torch.uint8 and n.endswith(".weight")]
+    _refuse_any(packed_elsewhere, f"a uint8 (packed) weight of a layer without {fmt.marker}")
     expected = set(model.state_dict().keys())
     quantized_prefixes = tuple(name + "." for name in layers)
-    unexpected = sorted(n for n in rest if n not in expected or n.startswith(quantized_prefixes))
-    _require(not unexpected, f"{unexpected[0]}: the model has no place for this tensor ({len(unexpected)} such)")
+    _refuse_any(
+        sorted(n for n in rest if n not in expected or n.startswith(quantized_prefixes)),
+        "the model has no place for this tensor",
+    )
 
-    # all checks passed: change the model
+    state = model.state_dict(keep_vars=True)
+    supplied = {id(state[n]) for n in rest}  # a tied tensor (one object, two names) comes with its twin
+    _refuse_any(
+        sorted(n for n in expected - set(rest) if not n.startswith(quantized_prefixes) and id(state[n]) not in supplied),
+        "the model's tensor is not in the checkpoint",
+    )
+    _refuse_any(
+        [n for n, b in model.named_buffers() if b.is_meta and n not in expected],
+        "a buffer on the meta device that no checkpoint holds (build the model with real buffers)",
+    )
+
+    # all checks passed: change the model (the 16-bit tensors first: NVFP4Linear's own state-dict
+    # loading would drop a static input scale that the partial state dict does not hold)
+    model.load_state_dict(rest, strict=False, assign=True)
     for module_name, layer in layers.items():
         parent, _, child = module_name.rpartition(".")
         setattr(model.get_submodule(parent), child, layer)
-    model.load_state_dict(rest, strict=False, assign=True)
     tie = getattr(model, "tie_weights", None)
     if callable(tie) and getattr(getattr(model, "config", None), "tie_word_embeddings", False):
-        tie()
-    unloaded = [n for n, t in (*model.named_parameters(), *model.named_buffers()) if t.is_meta]
-    _require(not unloaded, f"{unloaded[0]}: not in the checkpoint, still on the meta device ({len(unloaded)} such)")
-    missing = sorted(
-        n for n in expected - set(rest)
-        if not n.startswith(quantized_prefixes) and n.rpartition(".")[0] not in layers
+        tie()  # transformers: assign=True replaced the embedding; the tied head takes the new one
+    _refuse_any(
+        [n for n, t in (*model.named_parameters(), *model.named_buffers()) if t.is_meta],
+        "not in the checkpoint, still on the meta device",
     )
-    loaded_ids = {id(t) for n, t in model.state_dict(keep_vars=True).items() if n in rest}
-    really_missing = [n for n in missing if id(model.state_dict(keep_vars=True)[n]) not in loaded_ids]
-    _require(not really_missing, f"{really_missing[0]}: the model's tensor is not in the checkpoint ({len(really_missing)} such)")
 
     summary = LoadSummary(format=fmt.name)
     summary.quantized = {name: layer.activations for name, layer in layers.items()}
