@@ -503,7 +503,12 @@ def from_pretrained(
     if hasattr(config, "quantization_config"):
         # ours to apply: transformers would otherwise look for the format's own quantizer
         del config.quantization_config
-    with _parameters_on_meta():
-        model = AutoModelForCausalLM.from_config(config, dtype=dtype)
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)  # the model's dtype, whichever transformers (its keyword changed name)
+    try:
+        with _parameters_on_meta():
+            model = AutoModelForCausalLM.from_config(config)
+    finally:
+        torch.set_default_dtype(previous)
     load_quantized(model, directory, activations=activations, device=device)
     return model.eval()
