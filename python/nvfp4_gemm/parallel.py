@@ -5,8 +5,9 @@
 
 Column-parallel (`ColumnParallelNVFP4Linear`): the rank holds output rows [n0, n1) of W (packed
 codes and their scales) and computes those output columns; x is whole on every rank. Each output
-column is computed exactly as without sharding (same codes, scales, alpha and activation
-quantization), so the outputs are the TP=1 outputs' columns, bit for bit.
+column is computed from the same codes, scales, alpha and activation quantization as without
+sharding: on the CPU the outputs are the TP=1 outputs' columns bit for bit; on a GPU the narrower
+shape may get another kernel config (another fp32 summation order), within the earned tolerance.
 
 Row-parallel (`RowParallelNVFP4Linear`): the rank holds input columns [k0, k1) of W and takes the
 matching slice of x (what a column-parallel layer before it produced). Each rank's partial GEMM is
