@@ -315,3 +315,35 @@ def test_small_checkpoint_loads_with_bias_and_file(fmt, tmp_path):
     want_input = want_input.reshape(()) if want_input is not None else torch.ones((), dtype=torch.float32) / ckpt["proj.input_scale"]
     assert torch.equal(layer.input_global_scale, want_input)
     assert math.isfinite(float(layer(torch.ones(3, 64, dtype=torch.bfloat16)).double().abs().sum()))
+
+
+def test_a_directory_of_shards_loads_like_one_file(tmp_path):
+    name = "llama_tiny_nvfp4_llmcompressor"
+    tensors = fixture_tensors(name)
+    names = sorted(tensors)
+    (tmp_path / "config.json").write_text((FIXTURES / name / "config.json").read_text())
+    save_file({n: tensors[n] for n in names[::2]}, str(tmp_path / "model-00001-of-00002.safetensors"))
+    save_file({n: tensors[n] for n in names[1::2]}, str(tmp_path / "model-00002-of-00002.safetensors"))
+    spec = CHECKPOINTS[name]
+    layers = quantized_layers(tensors, spec["names"])
+    quantized = {n: t for n, t in tensors.items() if n.rpartition(".")[0] in layers}
+    whole, sharded = skeleton(tensors, layers, spec["names"]), skeleton(tensors, layers, spec["names"])
+    load_quantized(whole, quantized, config=quantization_config(name))
+    # the shards also hold the embedding, norms and head, which the skeleton has no place for
+    with pytest.raises(CheckpointError, match="lm_head.weight: the model has no place for this tensor"):
+        load_quantized(sharded, tmp_path)
+    only_quantized = tmp_path / "quantized"
+    only_quantized.mkdir()
+    (only_quantized / "config.json").write_text((FIXTURES / name / "config.json").read_text())
+    save_file({n: quantized[n] for n in sorted(quantized)[::2]}, str(only_quantized / "a.safetensors"))
+    save_file({n: quantized[n] for n in sorted(quantized)[1::2]}, str(only_quantized / "b.safetensors"))
+    summary = load_quantized(sharded, only_quantized)
+    assert summary.format == "compressed-tensors" and len(summary.quantized) == 14
+    for layer in layers:
+        a, b = whole.get_submodule(layer), sharded.get_submodule(layer)
+        for buffer in ("weight", "weight_scale", "weight_global_scale", "input_global_scale"):
+            assert torch.equal(getattr(a, buffer).reshape(-1).view(torch.uint8), getattr(b, buffer).reshape(-1).view(torch.uint8))
+    twice = sorted(quantized)[0]
+    save_file({twice: quantized[twice]}, str(only_quantized / "c.safetensors"))
+    with pytest.raises(CheckpointError, match=f"tensor '{twice}' is in two files"):
+        load_quantized(sharded, only_quantized)
