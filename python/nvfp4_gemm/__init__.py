@@ -5,10 +5,12 @@ values in the cuBLAS 128x4 blocked layout, FP32 accumulation and one rounding to
 
 Entry points: ``torch.ops.nvfp4.gemm`` and ``torch.ops.nvfp4.quantize`` (registered on import),
 ``nvfp4_gemm.gemm``, ``nvfp4_gemm.quantize``; the model path: ``nvfp4_gemm.nn.NVFP4Linear`` and
-``nvfp4_gemm.quantize_model``.
+``nvfp4_gemm.quantize_model``; checkpoints: ``nvfp4_gemm.load_quantized`` (ModelOpt and
+compressed-tensors NVFP4 files); tensor parallel: ``nvfp4_gemm.parallel.shard_model``.
 """
 
-from . import gpumode, nn
+from . import checkpoints, gpumode, nn, parallel
+from .checkpoints import load_quantized
 from .configs import Config
 from .formats import (
     E2M1_VALUES,
@@ -39,18 +41,21 @@ __all__ = [
     "blocked_scale_numel",
     "blocked_scale_shape",
     "candidates",
+    "checkpoints",
     "compiled_architectures",
     "dequantize",
     "from_blocked",
     "gemm",
     "gemm_alpha",
     "gpumode",
+    "load_quantized",
     "pack_fp4",
     "quantize",
     "Quantized",
     "QuantizeSummary",
     "quantize_model",
     "nn",
+    "parallel",
     "reference_gemm",
     "resolve",
     "round_once",

@@ -82,6 +82,7 @@ class NVFP4Linear(nn.Module):
             raise ValueError(f"NVFP4Linear({in_features}, {out_features}, dtype={dtype}): {reason}")
         self.in_features = in_features
         self.out_features = out_features
+        self.dtype = dtype  # what it was built for (the shape rules, the bias); outputs follow x
         self.activations = activations
         self.register_buffer("weight", torch.zeros(out_features, in_features // 2, dtype=torch.uint8, device=device))
         self.register_buffer(
