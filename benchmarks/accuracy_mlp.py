@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 import nvfp4_gemm
+from fp8_rowwise import swap_fp8
 
 HIDDEN, INTERMEDIATE = 4096, 14336
 OUTLIER_CHANNELS = (7, 1000, 2047, 3001)
@@ -61,34 +62,6 @@ def reference_trace(model: MLP, x: torch.Tensor) -> dict:
     gate, up = x64 @ w["gate"].T, x64 @ w["up"].T
     down = (nn.functional.silu(gate) * up) @ w["down"].T
     return {"gate": gate, "up": up, "down": down}
-
-
-class Fp8RowwiseLinear(nn.Module):
-    """fp8 e4m3 with one scale per token row and one per weight row (amax / 448), products exact,
-    one rounding to bf16: torch._scaled_mm on CUDA, the same arithmetic in float64 elsewhere."""
-
-    def __init__(self, linear: nn.Linear):
-        super().__init__()
-        self.weight, self.weight_scale = self._quantize(linear.weight.detach())
-
-    @staticmethod
-    def _quantize(t: torch.Tensor):
-        scale = (t.float().abs().amax(dim=-1, keepdim=True) / 448.0).clamp(min=1e-12)
-        return (t.float() / scale).to(torch.float8_e4m3fn), scale
-
-    def forward(self, x):
-        xq, x_scale = self._quantize(x)
-        if x.is_cuda:
-            return torch._scaled_mm(xq, self.weight.T, scale_a=x_scale, scale_b=self.weight_scale.T,
-                                    out_dtype=torch.bfloat16)
-        exact = (xq.double() * x_scale.double()) @ (self.weight.double() * self.weight_scale.double()).T
-        return nvfp4_gemm.round_once(exact, torch.bfloat16)
-
-
-def swap_fp8(model: MLP) -> MLP:
-    for name in ("gate", "up", "down"):
-        setattr(model, name, Fp8RowwiseLinear(getattr(model, name)))
-    return model
 
 
 def relative_error(got: torch.Tensor, want: torch.Tensor) -> float:
