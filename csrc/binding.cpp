@@ -407,15 +407,15 @@ nvfp4_gemm::FirstCallAnswer nvfp4_gemm::op_first_call(const std::uintptr_t (&han
     if (!result[1].is_none()) {
       auto plan = result[1].cast<py::tuple>();
       answer.planned = true;
-      answer.entry = reinterpret_cast<const KernelEntry*>(plan[0].cast<std::uintptr_t>());
-      answer.split_k = plan[1].cast<int>();
-      answer.workspace_bytes = plan[2].cast<std::size_t>();
-      answer.counters = plan[3].cast<std::size_t>();
-      answer.m = plan[4].cast<int>();
-      answer.n = plan[5].cast<int>();
-      answer.k = plan[6].cast<int>();
-      answer.l = plan[7].cast<int>();
-      answer.out_sizes = plan[8].cast<std::vector<std::int64_t>>();
+      answer.plan.entry = reinterpret_cast<const KernelEntry*>(plan[0].cast<std::uintptr_t>());
+      answer.plan.split_k = plan[1].cast<int>();
+      answer.plan.workspace_bytes = plan[2].cast<std::size_t>();
+      answer.plan.counters = plan[3].cast<std::size_t>();
+      answer.plan.m = plan[4].cast<int>();
+      answer.plan.n = plan[5].cast<int>();
+      answer.plan.k = plan[6].cast<int>();
+      answer.plan.l = plan[7].cast<int>();
+      answer.plan.out_sizes = plan[8].cast<std::vector<std::int64_t>>();
     }
   } catch (py::error_already_set& e) {
     answer = FirstCallAnswer{};

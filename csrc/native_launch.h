@@ -20,16 +20,21 @@ void launch_entry(const KernelEntry* entry, const GemmProblem& problem, int spli
 
 // --- the C++ op's Python path (implemented in binding.cpp) ---------------------------------------
 
-// What the Python path (nvfp4_gemm.ops._op_first_call) answered for one call.
-struct FirstCallAnswer {
-  std::uintptr_t out_handle = 0;  // a new AtenTensorHandle of the output, for the caller to own
-  std::string error;              // the Python exception's text (the call failed; nothing else is set)
-  bool planned = false;           // a kernel ran: the plan below serves the signature from now on
+// The plan the Python path made for one signature: what a later call of it launches.
+struct OpPlan {
   const KernelEntry* entry = nullptr;
   int m = 0, n = 0, k = 0, l = 0, split_k = 1;
   std::size_t workspace_bytes = 0;
   std::size_t counters = 0;
   std::vector<std::int64_t> out_sizes;
+};
+
+// What the Python path (nvfp4_gemm.ops._op_first_call) answered for one call.
+struct FirstCallAnswer {
+  std::uintptr_t out_handle = 0;  // a new AtenTensorHandle of the output, for the caller to own
+  std::string error;              // the Python exception's text (the call failed; nothing else is set)
+  bool planned = false;           // a kernel ran: `plan` serves the signature from now on
+  OpPlan plan;
 };
 
 // handles: new AtenTensorHandles of a, b, a_scale, b_scale, alpha (0: none), out (0: none) and an

@@ -71,16 +71,6 @@ cudaStream_t current_stream(int device) {
   return static_cast<cudaStream_t>(stream);
 }
 
-// What the Python path decided for one signature.
-struct OpPlan {
-  const KernelEntry* entry = nullptr;
-  int m = 0, n = 0, k = 0, l = 0, split_k = 1;
-  std::size_t workspace_bytes = 0;
-  std::size_t counters = 0;
-  std::vector<int64_t> out_sizes;
-  int32_t out_dtype = 0;
-};
-
 struct KeyHash {
   std::size_t operator()(const std::vector<int64_t>& key) const {
     std::size_t h = 1469598103934665603ull;
@@ -211,20 +201,7 @@ Tensor python_call(const Tensor& a, const Tensor& b, const Tensor& a_scale, cons
   FirstCallAnswer answer = op_first_call(handles);
   if (!answer.error.empty()) throw std::runtime_error(answer.error);
   Tensor output(reinterpret_cast<AtenTensorHandle>(answer.out_handle));
-  if (answer.planned) {
-    OpPlan plan;
-    plan.entry = answer.entry;
-    plan.m = answer.m;
-    plan.n = answer.n;
-    plan.k = answer.k;
-    plan.l = answer.l;
-    plan.split_k = answer.split_k;
-    plan.workspace_bytes = answer.workspace_bytes;
-    plan.counters = answer.counters;
-    plan.out_sizes = std::move(answer.out_sizes);
-    plan.out_dtype = out_dtype;
-    memo().remember(key, std::move(plan));
-  }
+  if (answer.planned) memo().remember(key, std::move(answer.plan));
   return output;
 }
 
@@ -252,7 +229,7 @@ Tensor gemm_impl(const Tensor& a, const Tensor& b, const Tensor& a_scale, const 
     std::vector<int64_t> strides(plan->out_sizes.size(), 1);
     for (int i = static_cast<int>(strides.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * plan->out_sizes[i + 1];
     check_aoti(aoti_torch_empty_strided(static_cast<int64_t>(plan->out_sizes.size()), plan->out_sizes.data(),
-                                        strides.data(), plan->out_dtype, aoti_torch_device_type_cuda(), device,
+                                        strides.data(), out_dtype, aoti_torch_device_type_cuda(), device,
                                         &handle),
                "empty_strided");
     return Tensor(handle);

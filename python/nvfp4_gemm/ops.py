@@ -321,23 +321,16 @@ def _gemm_fake(a, b, a_scale, b_scale, alpha=None, out_dtype=torch.float16):
 
 
 @torch.no_grad()  # non-differentiable: the output never records the ops inside
-def _gemm_into_cpu(a, b, a_scale, b_scale, out, alpha=None, out_dtype=None):
+def _gemm_into_python(a, b, a_scale, b_scale, out, alpha=None, out_dtype=None):
+    """`_gemm_into` on the CPU, and on CUDA where the build has no C++ kernels."""
     out_dtype = out.dtype if out_dtype is None else out_dtype
     shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, out, grad_rule=False)
     if shape.empty:
         _answer_empty(alpha, out)
+    elif a.device.type == "cuda":
+        _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, None)
     else:
         out.copy_(reference_gemm(a, b, a_scale, b_scale, alpha, out_dtype))
-
-
-@torch.no_grad()  # non-differentiable: the output never records the ops inside
-def _gemm_into_cuda(a, b, a_scale, b_scale, out, alpha=None, out_dtype=None):
-    out_dtype = out.dtype if out_dtype is None else out_dtype
-    shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, out, grad_rule=False)
-    if shape.empty:
-        _answer_empty(alpha, out)
-    else:
-        _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, None)
 
 
 def _gemm_into_fake(a, b, a_scale, b_scale, out, alpha=None, out_dtype=None):
@@ -351,10 +344,10 @@ _lib.define(_INTO_SCHEMA)
 for _name in ("gemm", "_gemm_into"):
     _lib.impl(_name, torch.library.fallthrough_kernel, "Autograd")
 _lib.impl("gemm", _gemm_cpu, "CPU")
-_lib.impl("_gemm_into", _gemm_into_cpu, "CPU")
+_lib.impl("_gemm_into", _gemm_into_python, "CPU")
 if not _HAS_TORCH_OP:  # else the C++ kernels of torch_op.cpp, registered when _C loaded
     _lib.impl("gemm", _gemm_cuda, "CUDA")
-    _lib.impl("_gemm_into", _gemm_into_cuda, "CUDA")
+    _lib.impl("_gemm_into", _gemm_into_python, "CUDA")
 torch.library.register_fake("nvfp4::gemm", _gemm_fake, lib=_lib)
 torch.library.register_fake("nvfp4::_gemm_into", _gemm_into_fake, lib=_lib)
 
