@@ -123,7 +123,7 @@ def test_every_split_config_reduces_reproducibly(split_k):
     device = supported_gpu_or_skip()
     ops = random_operands(96, 7208, 4096, seed=9, device=device, with_alpha=True)
     major = torch.cuda.get_device_capability(device)[0]
-    for config in (c for c in nvfp4_gemm.candidates(major) if c.split_k):
+    for config in (c for c in nvfp4_gemm.candidates(major) if c.takes_split_k):
         out = poisoned((96, 7208), torch.float16, device)
         nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out=out, config=config.name, split_k=split_k)
         check_exact(out, ops, torch.float16)
@@ -313,7 +313,7 @@ def test_split_configs_replay_exactly_from_a_cuda_graph(split_k):
     device = supported_gpu_or_skip()
     ops = random_operands(96, 7208, 4096, seed=14, device=device, with_alpha=True)
     major = torch.cuda.get_device_capability(device)[0]
-    for config in (c for c in nvfp4_gemm.candidates(major) if c.split_k):
+    for config in (c for c in nvfp4_gemm.candidates(major) if c.takes_split_k):
         out = poisoned((96, 7208), torch.float16, device)
         stream = torch.cuda.Stream(device)
 

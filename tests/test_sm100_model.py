@@ -50,7 +50,7 @@ def test_predictions_respect_their_floors():
                 assert p.us >= t["launch"] + t["fill"] + t["k_loop"] - 1e-9
                 assert min(t["k_loop"], t["dram_floor"], t["reduction"], t["epilogue"]) >= 0
                 # nothing split, nothing to reduce
-                if not config.split_k or (split == 1 and config.scheduler == "data_parallel"):
+                if not config.takes_split_k or (split == 1 and config.scheduler == "data_parallel"):
                     assert t["reduction"] == 0
 
 
@@ -58,7 +58,7 @@ def test_more_sms_are_never_slower():
     bigger = dataclasses.replace(sm100_model.B200, sm_count=2 * sm100_model.B200.sm_count)
     for m, n, k, l in random_shapes(100, seed=2):
         # a data-parallel config only gains from more SMs at the same DRAM bandwidth ...
-        for config in (c for c in SM100 if not c.split_k):
+        for config in (c for c in SM100 if not c.takes_split_k):
             base = sm100_model.predict(config, m, n, k, l, "float16").us
             assert sm100_model.predict(config, m, n, k, l, "float16", 1, bigger).us <= base + 1e-9
         # ... while stream-K may split a tail that was a whole wave before (partials cost DRAM

@@ -8,14 +8,16 @@ from typing import TYPE_CHECKING, Optional
 
 import torch
 
-from .configs import OUT_DTYPES, shape_rule_violation
+from .configs import shape_rule_violation
+from .dtypes import NVFP4, OUT_DTYPE_TABLE
 from .formats import FP4_DTYPES, blocked_scale_numel
 
 if TYPE_CHECKING:
     from .configs import Config
 
-OUT_DTYPE_NAMES = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32"}
-assert tuple(OUT_DTYPE_NAMES.values()) == OUT_DTYPES
+# torch dtype -> the output dtype's name (dtypes.py), in the table's order
+OUT_DTYPE_NAMES = {getattr(torch, d.name): d.name for d in OUT_DTYPE_TABLE}
+_SCALE_DTYPE = getattr(torch, NVFP4.scale_dtype)
 
 # TMA (Blackwell) and 16-byte vector loads need 16-byte aligned base addresses.
 _POINTER_ALIGNMENT = 16
@@ -52,7 +54,9 @@ class GemmShape:
 
 
 def _dtype_list(dtypes) -> str:
-    return " or ".join(str(d) for d in dtypes)
+    """'a, b or c'."""
+    names = [str(d) for d in dtypes]
+    return " or ".join(filter(None, (", ".join(names[:-1]), names[-1])))
 
 
 # Shape and dtype verdicts depend only on (dtypes, shapes, scale sizes, out_dtype): remembered per
@@ -110,7 +114,7 @@ def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> G
     if batched and a.shape[0] != b.shape[0]:
         raise ValueError(f"a and b must have the same batch L (dim 0): a.shape={tuple(a.shape)}, b.shape={tuple(b.shape)}")
     if out_dtype not in OUT_DTYPE_NAMES:
-        raise TypeError(f"out_dtype must be torch.float16, torch.bfloat16 or torch.float32, got {out_dtype}")
+        raise TypeError(f"out_dtype must be {_dtype_list(OUT_DTYPE_NAMES)}, got {out_dtype}")
 
     l = a.shape[0] if batched else 1
     m, n, k = a.shape[-2], b.shape[-2], 2 * a.shape[-1]
@@ -127,14 +131,16 @@ def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> G
     for name, t, rows in (("a_scale", a_scale, m), ("b_scale", b_scale, n)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dtype != torch.float8_e4m3fn:
-            raise TypeError(f"{name} must be torch.float8_e4m3fn (blocked layout), got {t.dtype}")
+        if t.dtype != _SCALE_DTYPE:
+            raise TypeError(f"{name} must be {_SCALE_DTYPE} (blocked layout), got {t.dtype}")
         expected = blocked_scale_numel(rows, k, l)
         if t.numel() != expected:
+            block, cols = NVFP4.values_per_scale, k // NVFP4.values_per_scale
             raise ValueError(
-                f"{name} must hold the blocked layout of {l} x {rows} rows x K/16={k // 16} scales: "
-                f"L * round_up({rows}, 128) * round_up({k // 16}, 4) = {expected} elements, got {t.numel()} "
-                f"(shape {tuple(t.shape)}); use nvfp4_gemm.to_blocked on plain (rows, K/16) scales"
+                f"{name} must hold the blocked layout of {l} x {rows} rows x K/{block}={cols} scales: "
+                f"L * round_up({rows}, {NVFP4.tile_rows}) * round_up({cols}, {NVFP4.tile_cols}) = {expected} "
+                f"elements, got {t.numel()} (shape {tuple(t.shape)}); use nvfp4_gemm.to_blocked on plain "
+                f"(rows, K/{block}) scales"
             )
 
     if alpha is not None:
@@ -213,47 +219,18 @@ def check_pointer_alignment(named: dict[str, torch.Tensor]) -> None:
             )
 
 
-# --- the kernel a call pins (config=, split_k=) and the limits of the kernel that runs ---------------
+# --- the split a call pins (split_k=) and the limits of the kernel that runs --------------------------
 
 
-def pinned_config(name: str, sm_major: Optional[int] = None) -> "Config":
-    """The config table's row for `config=`, checked the same on every device; on a GPU of compute
-    capability `sm_major`.x it must belong to that GPU's family."""
-    from .resolver import _table  # the resolver imports this module
-
-    if not isinstance(name, str):
-        raise TypeError(f"config must be None or a config name (str), got {type(name).__name__}")
-    table = _table()
-    try:
-        config = table.by_name(name)
-    except KeyError:
-        known = ", ".join(c.name for c in table.configs)
-        raise ValueError(f"config={name!r} is not in the config table; it has: {known}") from None
-    if sm_major is not None and config.sm_major != sm_major:
-        family = ", ".join(c.name for c in table.configs if c.sm_major == sm_major) or "none"
-        raise ValueError(
-            f"config={name!r} is a {config.family} kernel (compute capability {config.sm_major}.x) and this GPU has "
-            f"compute capability {sm_major}.x; its configs are: {family}"
-        )
-    return config
-
-
-def check_split_k(split_k: Optional[int], k: int, config: Optional["Config"] = None) -> None:
-    """`split_k=` of a call: an int from 1 to ceil(K / 128), and within what `config` (when known) splits."""
+def check_split_k_type(split_k) -> None:
+    """`split_k=` of a call: None or an int >= 1. How far a kernel splits K is its config's rule
+    (`Config.max_split_k`), checked by the resolver against the config that runs."""
     if split_k is None:
         return
-    largest = max(1, -(-k // 128))
-    if isinstance(split_k, bool) or not isinstance(split_k, int) or not 1 <= split_k <= largest:
-        raise ValueError(f"split_k must be an int from 1 to ceil(K / 128) = {largest}, got {split_k!r}")
-    if config is None:
-        return
-    if split_k > 1 and not config.split_k:
-        raise ValueError(f"split_k={split_k}: config {config.name!r} has no split-K (pass split_k=None or 1)")
-    if split_k > config.max_split_k(k):
-        raise ValueError(
-            f"split_k={split_k}: config {config.name!r} splits K={k} into at most {config.max_split_k(k)} parts "
-            f"(one per {config.tile[2]}-element K tile)"
-        )
+    if isinstance(split_k, bool) or not isinstance(split_k, int):
+        raise TypeError(f"split_k must be None or an int, got {split_k!r}")
+    if split_k < 1:
+        raise ValueError(f"split_k must be at least 1, got {split_k}")
 
 
 def _ceil_div(x: int, y: int) -> int:

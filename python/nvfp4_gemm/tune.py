@@ -74,7 +74,7 @@ def tune(
     entries = []
     for index, (m, n, k) in enumerate(shapes):
         ops = random_operands(m, n, k, seed=1000 + index, device="cuda")
-        out = torch.empty((m, n), dtype=out_dtype, device="cuda")
+        out = torch.empty((m, n), dtype=out_dtype, device=ops.a.device)
         pairs = [
             (config, split)
             for config in candidates(major)
