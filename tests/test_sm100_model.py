@@ -79,7 +79,7 @@ def test_stream_k_over_exact_waves_needs_no_reduction():
 def test_one_tile_with_a_long_k_loop_is_split():
     """A single output tile and K = 64k: a data-parallel kernel would use one SM of 148."""
     best = sm100_model.rank(SM100, 64, 128, 65536, 1, "float16")[0]
-    assert best.config.split_k and (best.split_k > 1 or best.config.scheduler == "stream_k")
+    assert best.config.takes_split_k and (best.split_k > 1 or best.config.scheduler == "stream_k")
     assert best.terms["reduction"] > 0
 
 

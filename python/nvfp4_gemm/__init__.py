@@ -8,7 +8,7 @@ Entry points: ``torch.ops.nvfp4.gemm`` and ``torch.ops.nvfp4.quantize`` (registe
 ``nvfp4_gemm.quantize_model``.
 """
 
-from . import gpumode, nn
+from . import nn
 from .configs import Config
 from .formats import (
     E2M1_VALUES,
@@ -27,6 +27,7 @@ from .nn import NVFP4Linear, QuantizeSummary, quantize_model
 from .ops import compiled_architectures, gemm, supported_capabilities
 from .quantization import Quantized, quantize
 from .resolver import Resolution, UnsupportedDeviceError, candidates, resolve
+from .tools import gpumode
 
 __version__ = "0.1.0"
 

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Optional
 import torch
 
 from .configs import shape_rule_violation
-from .dtypes import NVFP4, OUT_DTYPE_TABLE
-from .formats import FP4_DTYPES, blocked_scale_numel
+from .dtypes import NVFP4
+from .formats import FP4_DTYPES, OUT_DTYPES_BY_TORCH, blocked_scale_numel
 
 if TYPE_CHECKING:
     from .configs import Config
 
 # torch dtype -> the output dtype's name (dtypes.py), in the table's order
-OUT_DTYPE_NAMES = {getattr(torch, d.name): d.name for d in OUT_DTYPE_TABLE}
+OUT_DTYPE_NAMES = {dtype: described.name for dtype, described in OUT_DTYPES_BY_TORCH.items()}
 _SCALE_DTYPE = getattr(torch, NVFP4.scale_dtype)
 
 # TMA (Blackwell) and 16-byte vector loads need 16-byte aligned base addresses.
