@@ -9,7 +9,7 @@ kernel) is one equation of the model in nvfp4_gemm/sm90_model.py:
          + (split > 1) * (split_fixed + split_reduction * (split - 1) * M * N / 1e6)
 
 solved by least squares (relative error: every equation divided by its measured time). Prints the
-constants to paste into `_SM90_WGMMA_COST`, then, per shape, the model's pick (among the measured
+constants to paste into `sm90_model.WGMMA_COST`, then, per shape, the model's pick (among the measured
 candidates) against the measured best, with the slowdown; `--check-only` skips the fit and checks the
 resolver's current constants (e.g. on another GPU's sweep).
 """
@@ -89,12 +89,12 @@ def main(argv: list[str]) -> int:
     if not args.check_only:
         cost, split_fixed, reduction = fit(args.sweeps)
         print(f"fitted on {sum(len(c) for *_, c in _rows(args.sweeps))} timings")
-        print("_SM90_WGMMA_COST = {")
+        print("WGMMA_COST = {")
         for tile, (fixed, per_stage) in cost.items():
             print(f"    {tile}: ({fixed}, {per_stage}),")
         print("}")
-        print(f"_SM90_SPLIT_FIXED_US = {split_fixed}")
-        print(f"_SM90_SPLIT_REDUCTION_US_PER_MELEMENT = {reduction}")
+        print(f"SPLIT_FIXED_US = {split_fixed}")
+        print(f"SPLIT_REDUCTION_US_PER_MELEMENT = {reduction}")
         sm90_model.WGMMA_COST.update(cost)
         sm90_model.SPLIT_FIXED_US = split_fixed
         sm90_model.SPLIT_REDUCTION_US_PER_MELEMENT = reduction
