@@ -4,7 +4,9 @@ import json
 
 import pytest
 
-from nvfp4_gemm import _C, candidates, configs
+import torch
+
+from nvfp4_gemm import _C, candidates, configs, dtypes, families
 from nvfp4_gemm.configs import OUT_DTYPES, load_table
 
 
@@ -104,3 +106,29 @@ def test_generator_writes_only_changed_files(tmp_path):
         for dtype in OUT_DTYPES:
             assert f'"{config.name}", OutDtype::k' in text
     assert "nullptr" in (tmp_path / "kernel_table.cpp").read_text()
+    # every entry carries its family's sm major (families.py), and the C++ dtypes are dtypes.py's
+    for config in load_table().configs:
+        assert f'"{config.name}", OutDtype::kFloat16, /*sm_major=*/{config.sm_major});' in text
+    header = (tmp_path / "include" / "nvfp4_gemm" / "dtypes.h").read_text()
+    for position, described in enumerate(dtypes.OUT_DTYPE_TABLE):
+        assert f"{described.enum} = {position}" in header and f'"{described.name}"' in header
+    assert f"kValuesPerScale = {dtypes.NVFP4.values_per_scale};" in header
+
+
+def test_output_dtypes_are_described_as_torch_has_them():
+    for described in dtypes.OUT_DTYPE_TABLE:
+        info = torch.finfo(getattr(torch, described.name))
+        assert described.bytes == info.bits // 8
+        assert info.eps == 2.0 ** -described.mantissa_bits
+        assert info.tiny == 2.0 ** described.min_exponent
+        assert info.max == described.max_finite
+        assert described.alignment * described.bytes == 16
+
+
+def test_every_compiled_architecture_belongs_to_a_family():
+    capabilities = families.arch_capabilities()
+    assert set(_C.compiled_architectures()) <= set(capabilities)
+    for family in families.FAMILIES:
+        for arch, runs_on in family.archs.items():
+            assert f"sm_{arch}" in capabilities and all(major == family.sm_major for major, _ in runs_on)
+    assert {f.name for f in families.FAMILIES} == {c.family for c in load_table().configs}
