@@ -30,9 +30,6 @@ MAX_BATCH = 2**31 - 1
 # CUDA's limit on gridDim.y and gridDim.z. gridDim.x allows 2^31 - 1, which no launch reaches within
 # MAX_EXTENT: x counts tiles of at least 64 rows (sm90: N / 128; sm100: M / 128 or N / 64 clusters).
 MAX_GRID_YZ = 65535
-# CUTLASS's sm100 scale-factor layout (Sm1xxBlkScaledConfig) has 32-bit strides: one matrix's blocked
-# scales must stay below 2^31 bytes.
-MAX_SM100_SCALE_BYTES = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -233,38 +230,9 @@ def check_split_k_type(split_k) -> None:
         raise ValueError(f"split_k must be at least 1, got {split_k}")
 
 
-def _ceil_div(x: int, y: int) -> int:
-    return -(-x // y)
-
-
-def _round_up(x: int, y: int) -> int:
-    return _ceil_div(x, y) * y
-
-
 def launch_grid(config: "Config", m: int, n: int, l: int, split_k: int) -> tuple[int, int, int]:
-    """The CUDA grid (x, y, z) that `config` launches for the problem.
-
-    sm90 (csrc/include/nvfp4_gemm/sm90/launcher.cuh): (weight tiles, token tiles, L * split_k).
-    sm100: CUTLASS 4.2's tile schedulers (cutlass/gemm/kernel/tile_scheduler_params.h): the data-parallel
-    one launches one CTA per tile, (M-side CTAs, N-side CTAs, L) of the kernel's own problem (swap-AB:
-    the user's N, M), transposed when it rasterizes along N unless that would put more than 65535 on y;
-    stream-K's split-K mode launches (M-side, N-side, L * splits). Stream-K proper (split_k = 1) may
-    instead launch waves of at most one CTA per SM along z, which reach 65535 only past 65535 x SMs
-    output tiles (> 50 G outputs), more than a GPU holds: the tile grid stands for it. (The sm90 token
-    prepass runs a 1-D grid of L * M * K / 8192 CTAs: past 2^31 - 1 only for fp16 tokens of > 32 TB.)
-    """
-    if config.family == "sm90":
-        return _ceil_div(n, config.tile[1]), _ceil_div(m, config.tile[0]), l * split_k
-    kernel_m, kernel_n = (n, m) if config.swap_ab else (m, n)
-    cluster_m, cluster_n = config.cluster
-    atom_m = 2 if config.two_sm else 1
-    ctas_m = _round_up(_ceil_div(kernel_m, config.tile[0]) * atom_m, cluster_m)
-    ctas_n = _round_up(_ceil_div(kernel_n, config.tile[1]), cluster_n)
-    if config.scheduler == "data_parallel":
-        clusters_m, clusters_n = ctas_m // cluster_m, ctas_n // cluster_n
-        if clusters_n <= clusters_m and clusters_m * cluster_n <= MAX_GRID_YZ:  # rasterized along N
-            return clusters_n * cluster_m, clusters_m * cluster_n, l
-    return ctas_m, ctas_n, l * split_k
+    """The CUDA grid (x, y, z) that `config` launches for the problem (its family's `launch_grid`)."""
+    return config.family_info.model_module().launch_grid(config, m, n, l, split_k)
 
 
 def check_kernel_limits(config: "Config", shape: GemmShape, split_k: int) -> None:
@@ -275,10 +243,7 @@ def check_kernel_limits(config: "Config", shape: GemmShape, split_k: int) -> Non
     grid = launch_grid(config, m, n, l, split_k)
     where = f"config {config.name!r} launches a grid of {grid} CTAs for M={m} N={n} K={k} L={l} split_k={split_k}"
     if grid[1] > MAX_GRID_YZ:
-        if config.family == "sm90":
-            rows, tile = "M", config.tile[0]
-        else:
-            rows, tile = ("M" if config.swap_ab else "N"), config.tile[1]
+        rows, tile = config.family_info.model_module().grid_y_rows(config)
         raise ValueError(
             f"{where}: gridDim.y = ceil({rows} / {tile}) exceeds CUDA's limit of {MAX_GRID_YZ}; this config runs "
             f"at most {MAX_GRID_YZ * tile} rows of {rows} per call: split the call"
@@ -288,12 +253,13 @@ def check_kernel_limits(config: "Config", shape: GemmShape, split_k: int) -> Non
             f"{where}: gridDim.z = L * split_k exceeds CUDA's limit of {MAX_GRID_YZ}; at split_k={split_k} a call "
             f"runs at most L={MAX_GRID_YZ // split_k} batches: split the batch"
         )
-    if config.family == "sm100":
+    largest = config.family_info.max_scale_bytes
+    if largest:
         for name, rows in (("a_scale", m), ("b_scale", n)):
             scale_bytes = blocked_scale_numel(rows, k)
-            if scale_bytes > MAX_SM100_SCALE_BYTES:
+            if scale_bytes > largest:
                 raise ValueError(
                     f"config {config.name!r}: {name} holds {scale_bytes} bytes of blocked scales per matrix "
-                    f"(M={m} N={n} K={k}); CUTLASS's sm100 scale layout has 32-bit strides, so one matrix's "
-                    f"scales must stay at most {MAX_SM100_SCALE_BYTES} bytes: split the call"
+                    f"(M={m} N={n} K={k}); the {config.family} kernels' scale layout has 32-bit strides, so one "
+                    f"matrix's scales must stay at most {largest} bytes: split the call"
                 )

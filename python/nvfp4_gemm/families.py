@@ -11,6 +11,7 @@ Pure Python with no third-party imports: the kernel generator loads it at build 
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import sys
 from dataclasses import dataclass
@@ -36,8 +37,10 @@ class Family:
     # device's own count replaces it).
     reference_gpu: str
     reference_sm_count: int
-    # The module of nvfp4_gemm holding the family's selection model: pick(configs, m, n, k, l, out_dtype,
-    # sm_count) -> (config, why) and split_for(config, m, n, k, l, out_dtype, sm_count) -> (split_k, why).
+    # The module of nvfp4_gemm holding the family's Python side: its selection model, pick(configs, m, n,
+    # k, l, out_dtype, sm_count) -> (config, why) and split_for(config, m, n, k, l, out_dtype, sm_count) ->
+    # (split_k, why), and its launch geometry, launch_grid(config, m, n, l, split_k) -> (x, y, z) and
+    # grid_y_rows(config) -> (the user's dimension along gridDim.y, rows per CTA).
     model: str
     # Headers the generated translation units include, and the C++ type of one kernel: a str.format
     # template over the fields generate_kernels.py gives it (tile_m, tile_n, tile_k, cluster_m, cluster_n,
@@ -60,10 +63,16 @@ class Family:
     swap_ab: bool = False
     two_sm_tile_m: int = 0
     stream_k_unsupported_tile_n: tuple = ()
+    # Largest blocked scales of one matrix the kernels index, in bytes (0: no limit below the sizes').
+    max_scale_bytes: int = 0
 
     @property
     def mmas(self) -> tuple:
         return tuple(self.tiles)
+
+    def model_module(self):
+        """The module named by `model` (imported on first use, at run time; the build never asks)."""
+        return importlib.import_module(f"{__package__}.{self.model}")
 
 
 # sm100 K tile: one MMA tile of K (two 128-element scale-vector groups); a split or stream-K unit is one.
@@ -98,6 +107,8 @@ FAMILIES = (
         # CUTLASS 4.2's stream-K silently runs data-parallel for N = 192 tiles
         # (sm100_tile_scheduler_stream_k.hpp, ForceDataParallel), so the table refuses that pairing.
         stream_k_unsupported_tile_n=(192,),
+        # CUTLASS's sm100 scale-factor layout (Sm1xxBlkScaledConfig) has 32-bit strides
+        max_scale_bytes=2**31 - 1,
     ),
     Family(
         name="sm90",

@@ -10,7 +10,6 @@ them) or from the package's `tuned/` folder.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 from dataclasses import dataclass, replace
@@ -133,16 +132,11 @@ def resolve(
     return resolution if explain else resolution.config
 
 
-def _model(config_family: str):
-    """The selection model of a family (families.Family.model): pick() and split_for()."""
-    return importlib.import_module(f".{families.by_name(config_family).model}", __package__)
-
-
 def _split_for(config: Config, m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int) -> tuple[int, str]:
     """The split-K count a config runs a shape with, by its family's model, and why."""
     if not config.takes_split_k:
         return 1, "no split-K"
-    return _model(config.family).split_for(config, m, n, k, l, out_dtype, sm_count)
+    return config.family_info.model_module().split_for(config, m, n, k, l, out_dtype, sm_count)
 
 
 def _pick(
@@ -159,7 +153,7 @@ def _pick(
             rejected.append(f"{config.name}: {violation}")
     if not supported:
         raise ValueError(f"no config can run M={m} N={n} K={k} L={l} {out_dtype}: " + "; ".join(rejected))
-    return _model(supported[0].family).pick(tuple(supported), m, n, k, l, out_dtype, sm_count)
+    return supported[0].family_info.model_module().pick(tuple(supported), m, n, k, l, out_dtype, sm_count)
 
 
 def pinned_config(name: str, sm_major: Optional[int] = None, *, split_k: Optional[int] = None, k: int = 0) -> Config:

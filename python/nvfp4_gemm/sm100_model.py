@@ -22,14 +22,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from ._checks import MAX_GRID_YZ
 from .configs import SM100_TILE_K, Config
 from .dtypes import NVFP4
 from .dtypes import out_dtype as _out_dtype
 
 __all__ = [
-    "B200", "Prediction", "Sm100Machine", "estimated_stages", "for_device", "pick", "pipeline_stages", "predict",
-    "rank", "report", "split_for",
+    "B200", "Prediction", "Sm100Machine", "estimated_stages", "for_device", "grid_y_rows", "launch_grid", "pick",
+    "pipeline_stages", "predict", "rank", "report", "split_for",
 ]
+
 
 # NVFP4 operand bytes per element: a 4-bit value plus a 1-byte scale per block of values.
 _OPERAND_BYTES_PER_ELEMENT = 0.5 + 1 / NVFP4.values_per_scale
@@ -224,6 +226,38 @@ def for_device(sm_count: int) -> Sm100Machine:
     """The B200 model with a real device's SM count (bandwidths scaled by the SM ratio are not
     assumed: only the count changes)."""
     return B200 if sm_count == B200.sm_count else replace(B200, sm_count=sm_count)
+
+
+def _ceil_div(x: int, y: int) -> int:
+    return -(-x // y)
+
+
+def _round_up(x: int, y: int) -> int:
+    return _ceil_div(x, y) * y
+
+
+def launch_grid(config: Config, m: int, n: int, l: int, split_k: int) -> tuple[int, int, int]:
+    """The CUDA grid (x, y, z) of CUTLASS 4.2's tile schedulers (cutlass/gemm/kernel/tile_scheduler_params.h):
+    the data-parallel one launches one CTA per tile, (M-side CTAs, N-side CTAs, L) of the kernel's own
+    problem (swap-AB: the user's N, M), transposed when it rasterizes along N unless that would put more than
+    65535 on y; stream-K's split-K mode launches (M-side, N-side, L * splits). Stream-K proper (split_k = 1)
+    may instead launch waves of at most one CTA per SM along z, which reach 65535 only past 65535 x SMs
+    output tiles (> 50 G outputs), more than a GPU holds: the tile grid stands for it."""
+    kernel_m, kernel_n = _kernel_view(config, m, n)
+    cluster_m, cluster_n = config.cluster
+    atom_m = 2 if config.two_sm else 1
+    ctas_m = _round_up(_ceil_div(kernel_m, config.tile[0]) * atom_m, cluster_m)
+    ctas_n = _round_up(_ceil_div(kernel_n, config.tile[1]), cluster_n)
+    if config.scheduler == "data_parallel":
+        clusters_m, clusters_n = ctas_m // cluster_m, ctas_n // cluster_n
+        if clusters_n <= clusters_m and clusters_m * cluster_n <= MAX_GRID_YZ:  # rasterized along N
+            return clusters_n * cluster_m, clusters_m * cluster_n, l
+    return ctas_m, ctas_n, l * split_k
+
+
+def grid_y_rows(config: Config) -> tuple[str, int]:
+    """The user's dimension along gridDim.y (without rasterization along N) and its rows per CTA."""
+    return ("M" if config.swap_ab else "N"), config.tile[1]
 
 
 def pick(configs: tuple[Config, ...], m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int) -> tuple[Config, str]:

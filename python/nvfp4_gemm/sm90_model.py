@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .configs import Config
 
-__all__ = ["pick", "split_for", "wgmma_terms", "wgmma_predict_us"]
+__all__ = ["grid_y_rows", "launch_grid", "pick", "split_for", "wgmma_terms", "wgmma_predict_us"]
 
 # direct decode kernel (csrc/include/nvfp4_gemm/sm90/direct_gemm.cuh): __launch_bounds__(256, 2), 64 KB of
 # shared memory -> 2 resident CTAs per SM; a split should fill its loads in flight, so it gets at least 4 K
@@ -38,6 +38,18 @@ SPLIT_FIXED_US = 7.37
 SPLIT_REDUCTION_US_PER_MELEMENT = 6.09
 # The wgmma split counts the model weighs (each also within the config's own bound, Config.max_split_k).
 MAX_SPLIT = 16
+
+
+def launch_grid(config: Config, m: int, n: int, l: int, split_k: int) -> tuple[int, int, int]:
+    """The grid the launcher (csrc/include/nvfp4_gemm/sm90/launcher.cuh) launches: (weight tiles, token
+    tiles, L * split_k). (The token prepass runs a 1-D grid of L * M * K / 8192 CTAs: past 2^31 - 1 only
+    for fp16 tokens of > 32 TB.)"""
+    return -(-n // config.tile[1]), -(-m // config.tile[0]), l * split_k
+
+
+def grid_y_rows(config: Config) -> tuple[str, int]:
+    """The user's dimension along gridDim.y and its rows per CTA: the tokens, M."""
+    return "M", config.tile[0]
 
 
 def _direct_split(config: Config, m: int, n: int, k: int, l: int, sm_count: int) -> tuple[int, str]:
