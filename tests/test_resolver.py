@@ -97,8 +97,6 @@ def test_hopper_model_picks_the_wgmma_config_and_split_it_predicts_fastest(m, n,
 
 
 def test_hopper_model_counts_waves():
-    from nvfp4_gemm import resolver
-
     config = load_table().by_name("sm90_wgmma_128x128x128_prepass_splitk")
     # 56 tiles: split 2 is one wave of 112 CTAs, split 3 (168 CTAs) two waves of a third of the stages each
     one, two, three = (sm90_model.wgmma_predict_us(config, 128, 7168, 16384, 1, s, 132) for s in (1, 2, 3))
