@@ -132,3 +132,16 @@ def test_every_compiled_architecture_belongs_to_a_family():
         for arch, runs_on in family.archs.items():
             assert f"sm_{arch}" in capabilities and all(major == family.sm_major for major, _ in runs_on)
     assert {f.name for f in families.FAMILIES} == {c.family for c in load_table().configs}
+
+
+def test_a_plan_is_one_call_and_a_rejection_touches_no_device():
+    """`Kernel.plan` answers (rejection, workspace, counters) in one binding call; a problem the kernel
+    rejects is answered on the host, before any device query (this box has no GPU)."""
+    table = load_table()
+    built = {entry[0] for entry in _C.kernels()}
+    for config in (c for c in table.configs if c.name in built):
+        kernel = _C.lookup(config.name, "float16")
+        for m, n, k in ((16, 130, 256), (16, 128, 48)):  # N not a multiple of 4 or 8; K not of 32
+            rejection = kernel.can_implement(m, n, k, 1)
+            assert rejection is not None, config.name
+            assert kernel.plan(m, n, k, 1, 1, 0) == (rejection, 0, 0)
