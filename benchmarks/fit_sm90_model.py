@@ -3,13 +3,13 @@
     python benchmarks/fit_sm90_model.py SWEEP.json [SWEEP.json ...] [--check-only]
 
 Every timed (wgmma config, split_k) candidate of every shape with M > 16 (decode runs the direct
-kernel) is one equation of the model in nvfp4_gemm/resolver.py:
+kernel) is one equation of the model in nvfp4_gemm/sm90_model.py:
 
     us = fixed[tile] + per_stage[tile] * waves * ceil(stages / split)
          + (split > 1) * (split_fixed + split_reduction * (split - 1) * M * N / 1e6)
 
 solved by least squares (relative error: every equation divided by its measured time). Prints the
-constants to paste into `_SM90_WGMMA_COST`, then, per shape, the model's pick (among the measured
+constants to paste into `sm90_model.WGMMA_COST`, then, per shape, the model's pick (among the measured
 candidates) against the measured best, with the slowdown; `--check-only` skips the fit and checks the
 resolver's current constants (e.g. on another GPU's sweep).
 """
@@ -22,7 +22,7 @@ import sys
 
 import numpy as np
 
-from nvfp4_gemm import resolver
+from nvfp4_gemm import sm90_model
 from nvfp4_gemm.configs import load_table
 
 
@@ -55,7 +55,7 @@ def fit(paths: list[str]) -> tuple[dict, float, float]:
     a_rows, b = [], []
     for (m, n, k), sm_count, candidates in _rows(paths):
         for config, split, us in candidates:
-            stage_term, split_term, reduction_term = resolver.sm90_wgmma_terms(config, m, n, k, 1, split, sm_count)
+            stage_term, split_term, reduction_term = sm90_model.wgmma_terms(config, m, n, k, 1, split, sm_count)
             row = [0.0] * (2 * len(tiles) + 2)
             i = column[(config.tile[0], config.tile[1])]
             row[2 * i], row[2 * i + 1], row[-2], row[-1] = 1.0, stage_term, split_term, reduction_term
@@ -70,7 +70,7 @@ def check(paths: list[str]) -> float:
     """Per shape: measured time of the model's pick over the measured best; returns the worst ratio."""
     worst = 1.0
     for (m, n, k), sm_count, candidates in _rows(paths):
-        predicted = [(resolver.sm90_wgmma_predict_us(c, m, n, k, 1, s, sm_count), c, s, us) for c, s, us in candidates]
+        predicted = [(sm90_model.wgmma_predict_us(c, m, n, k, 1, s, sm_count), c, s, us) for c, s, us in candidates]
         _, pick, pick_split, pick_us = min(predicted, key=lambda p: p[0])
         best_us = min(us for *_, us in predicted)
         ratio = pick_us / best_us
@@ -89,15 +89,15 @@ def main(argv: list[str]) -> int:
     if not args.check_only:
         cost, split_fixed, reduction = fit(args.sweeps)
         print(f"fitted on {sum(len(c) for *_, c in _rows(args.sweeps))} timings")
-        print("_SM90_WGMMA_COST = {")
+        print("WGMMA_COST = {")
         for tile, (fixed, per_stage) in cost.items():
             print(f"    {tile}: ({fixed}, {per_stage}),")
         print("}")
-        print(f"_SM90_SPLIT_FIXED_US = {split_fixed}")
-        print(f"_SM90_SPLIT_REDUCTION_US_PER_MELEMENT = {reduction}")
-        resolver._SM90_WGMMA_COST.update(cost)
-        resolver._SM90_SPLIT_FIXED_US = split_fixed
-        resolver._SM90_SPLIT_REDUCTION_US_PER_MELEMENT = reduction
+        print(f"SPLIT_FIXED_US = {split_fixed}")
+        print(f"SPLIT_REDUCTION_US_PER_MELEMENT = {reduction}")
+        sm90_model.WGMMA_COST.update(cost)
+        sm90_model.SPLIT_FIXED_US = split_fixed
+        sm90_model.SPLIT_REDUCTION_US_PER_MELEMENT = reduction
     worst = check(args.sweeps)
     print(f"worst slowdown of the model's pick against the measured best: x{worst:.3f}")
     return 0 if worst <= 1.10 else 1

@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -37,13 +38,17 @@ using nvfp4_gemm::PreparedLaunch;
 
 namespace {
 
-constexpr std::array<const char*, 3> kOutDtypeNames = {"float16", "bfloat16", "float32"};
+using nvfp4_gemm::kOutDtypeCount;
+using nvfp4_gemm::kOutDtypeNames;
+using Format = nvfp4_gemm::Nvfp4Format;
 
 OutDtype parse_out_dtype(const std::string& name) {
-  for (std::size_t i = 0; i < kOutDtypeNames.size(); ++i) {
+  std::string known;
+  for (int i = 0; i < kOutDtypeCount; ++i) {
     if (name == kOutDtypeNames[i]) return static_cast<OutDtype>(i);
+    known += (i ? ", " : "") + std::string(kOutDtypeNames[i]);
   }
-  throw py::value_error("out_dtype must be float16, bfloat16 or float32, got " + name);
+  throw py::value_error("out_dtype must be one of " + known + ", got " + name);
 }
 
 const char* out_dtype_name(OutDtype dtype) { return kOutDtypeNames[static_cast<int>(dtype)]; }
@@ -299,6 +304,23 @@ class Kernel {
     return entry_->counters_needed(p, split_k);
   }
 
+  // What a plan needs to know before its first launch, in one call: (why the kernel rejects the
+  // problem, or None; workspace bytes; split-K counters), the sizes only when it accepts.
+  std::tuple<std::optional<std::string>, std::size_t, std::size_t> plan(int m, int n, int k, int l, int split_k,
+                                                                         int device) const {
+    std::optional<std::string> rejection = can_implement(m, n, k, l);
+    if (rejection) return {rejection, 0, 0};
+    return {std::nullopt, workspace_bytes(m, n, k, l, split_k, device), counters_needed(m, n, k, l, split_k)};
+  }
+
+  // (dynamic shared memory the kernel launches with, its maxDynamicSharedMemorySize attribute on
+  // `device`): the opt-in of the launcher, read back per device by a GPU test.
+  std::pair<int, int> dynamic_smem(int device) const {
+    if (entry_->dynamic_smem_attribute == nullptr) throw py::type_error("this kernel reports no shared memory");
+    make_current(device);
+    return {entry_->dynamic_smem_bytes, entry_->dynamic_smem_attribute()};
+  }
+
   void run(std::uintptr_t a, std::uintptr_t b, std::uintptr_t a_scale, std::uintptr_t b_scale,
            std::uintptr_t out, std::uintptr_t alpha, int m, int n, int k, int l,
            int split_k, std::uintptr_t workspace, std::size_t workspace_capacity, std::uintptr_t counters,
@@ -336,8 +358,9 @@ class Kernel {
   void scale_offsets(int operand, int rows, int k, int l, std::uintptr_t offsets) const {
     if (entry_->scale_offsets == nullptr) throw py::type_error("this kernel family has no scale_offsets hook");
     if (operand != 0 && operand != 1) throw py::value_error("operand must be 0 (a) or 1 (b)");
-    if (rows < 1 || k < 16 || k % 16 || l < 1) {
-      throw py::value_error("scale_offsets needs rows >= 1, l >= 1 and k a positive multiple of 16");
+    if (rows < 1 || k < Format::kValuesPerScale || k % Format::kValuesPerScale || l < 1) {
+      throw py::value_error("scale_offsets needs rows >= 1, l >= 1 and k a positive multiple of " +
+                            std::to_string(Format::kValuesPerScale));
     }
     entry_->scale_offsets(static_cast<nvfp4_gemm::ScaleOperand>(operand), rows, k, l,
                           as_ptr<std::int64_t>(offsets));
@@ -439,8 +462,14 @@ quantize::QuantizeProblem make_quantize_problem(std::uintptr_t x, int dtype, int
                                                 std::uintptr_t global_scale_out, std::uintptr_t alpha_out,
                                                 std::uintptr_t amax_partials) {
   if (dtype < 0 || dtype > 2) throw py::value_error("dtype must be 0 (float32), 1 (float16) or 2 (bfloat16)");
-  if (rows < 0 || k < 16 || k % 16) throw py::value_error("quantize needs rows >= 0 and k a positive multiple of 16");
-  const long long padded = (rows + 127LL) / 128 * 128 * ((k / 16 + 3LL) / 4 * 4);
+  if (rows < 0 || k < Format::kValuesPerScale || k % Format::kValuesPerScale) {
+    throw py::value_error("quantize needs rows >= 0 and k a positive multiple of " +
+                          std::to_string(Format::kValuesPerScale));
+  }
+  const long long padded_rows = (rows + Format::kScaleTileRows - 1LL) / Format::kScaleTileRows * Format::kScaleTileRows;
+  const long long padded_cols = (k / Format::kValuesPerScale + Format::kScaleTileCols - 1LL) / Format::kScaleTileCols *
+                                Format::kScaleTileCols;
+  const long long padded = padded_rows * padded_cols;
   if (padded > 0x7FFFFFFFLL) throw py::value_error("quantize: more than 2^31 blocked scale bytes");
   if (x == 0 && rows > 0) throw py::value_error("quantize: x is null");
   if (fp4 == 0 && rows > 0) throw py::value_error("quantize: fp4 is null");
@@ -569,6 +598,13 @@ PYBIND11_MODULE(_C, m) {
            py::arg("l"), py::arg("split_k"), py::arg("device"))
       .def("counters_needed", &Kernel::counters_needed, py::arg("m"), py::arg("n"), py::arg("k"), py::arg("l"),
            py::arg("split_k"))
+      .def("plan", &Kernel::plan, py::arg("m"), py::arg("n"), py::arg("k"), py::arg("l"), py::arg("split_k"),
+           py::arg("device"),
+           "(rejection or None, workspace bytes, split-K counters) of a plan: can_implement, workspace_bytes and "
+           "counters_needed in one call.")
+      .def("dynamic_smem", &Kernel::dynamic_smem, py::arg("device"),
+           "(dynamic shared memory bytes the kernel launches with, its maxDynamicSharedMemorySize attribute on "
+           "`device`).")
       .def("run", &Kernel::run, py::arg("a"), py::arg("b"), py::arg("a_scale"), py::arg("b_scale"),
            py::arg("out"), py::arg("alpha"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("l"),
            py::arg("split_k"), py::arg("workspace"), py::arg("workspace_capacity"), py::arg("counters"),

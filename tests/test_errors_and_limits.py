@@ -165,7 +165,7 @@ def test_sizes_past_32_bit_ints_are_rejected_up_front(name, largest, past):
 
 
 def config(name):
-    return _checks.pinned_config(name)
+    return nvfp4_gemm.resolver.pinned_config(name)
 
 
 def shape(m, n, k, l):
@@ -259,17 +259,34 @@ def test_split_k_is_checked_against_the_pinned_config_on_the_cpu():
         nvfp4_gemm.gemm(a, b, sa, sb, config="sm100_1sm_128x128x256_c1x1", split_k=2)
     with pytest.raises(ValueError, match=r"^split_k=3: config 'sm100_1sm_128x64x256_c1x1_streamk' splits K=512 into at most 2"):
         nvfp4_gemm.gemm(a, b, sa, sb, config="sm100_1sm_128x64x256_c1x1_streamk", split_k=3)
-    for bad in (0, 5, True, 2.0):
-        with pytest.raises(ValueError, match=r"^split_k must be an int from 1 to ceil\(K / 128\) = 4"):
+    for bad in (0, -3):
+        with pytest.raises(ValueError, match=r"^split_k must be at least 1, got"):
+            nvfp4_gemm.gemm(a, b, sa, sb, split_k=bad)
+    for bad in (True, 2.0, "2"):
+        with pytest.raises(TypeError, match=r"^split_k must be None or an int, got"):
             nvfp4_gemm.gemm(a, b, sa, sb, split_k=bad)
     got = nvfp4_gemm.gemm(a, b, sa, sb, config="sm100_1sm_128x64x256_c1x1_streamk", split_k=2)
     assert torch.equal(got, formats.reference_gemm(a, b, sa, sb))
 
 
+def test_the_config_alone_bounds_split_k():
+    """The bound is the config's (one split per K tile): the direct sm90 config (K tile 64) splits K = 1024
+    into 16, beyond ceil(K / 128) = 8, the bound gemm once applied to every config."""
+    a, b, sa, sb, _ = operands(16, 32, 1024, seed=10)
+    direct = "sm90_direct_16x128x64_splitk"
+    assert nvfp4_gemm.resolver._table().by_name(direct).max_split_k(1024) == 16
+    got = nvfp4_gemm.gemm(a, b, sa, sb, config=direct, split_k=16)
+    assert torch.equal(got, formats.reference_gemm(a, b, sa, sb))
+    with pytest.raises(ValueError, match=rf"^split_k=17: config '{direct}' splits K=1024 into at most 16 parts"):
+        nvfp4_gemm.gemm(a, b, sa, sb, config=direct, split_k=17)
+    # without config= the CPU checks the type only: which kernel would split is the GPU's choice
+    assert torch.equal(nvfp4_gemm.gemm(a, b, sa, sb, split_k=16), got)
+
+
 def test_a_config_of_another_architecture_says_which():
     with pytest.raises(ValueError, match=r"is a sm100 kernel \(compute capability 10.x\) and this GPU has compute capability 9.x"):
-        _checks.pinned_config("sm100_1sm_128x128x256_c1x1", sm_major=9)
-    assert _checks.pinned_config("sm90_direct_16x128x64_splitk", sm_major=9).family == "sm90"
+        nvfp4_gemm.resolver.pinned_config("sm100_1sm_128x128x256_c1x1", sm_major=9)
+    assert nvfp4_gemm.resolver.pinned_config("sm90_direct_16x128x64_splitk", sm_major=9).family == "sm90"
 
 
 # 7. and 8. the command line ---------------------------------------------------------------------------

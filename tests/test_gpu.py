@@ -11,7 +11,7 @@ import nvfp4_gemm
 from nvfp4_gemm import _C, formats
 from nvfp4_gemm.configs import load_table
 from nvfp4_gemm.task_shapes import CORRECTNESS_SHAPES, RANKED_SHAPES
-from nvfp4_gemm.testing import check_against_reference, random_operands
+from nvfp4_gemm.testing import check_against_reference, fp32_roundings, random_operands
 
 from conftest import cuda_device_or_skip, op_raises, poisoned
 
@@ -77,9 +77,7 @@ def check_exact(out, ops, out_dtype):
     """Every element within the earned FP32-accumulation tolerance of the exact reference."""
     assert out.dtype == out_dtype
     k = 2 * ops.a.shape[-1]
-    # one output's FP32 roundings: one per 16-element MMA step, one per split-K partial (at most one
-    # per 128-element stage), alpha and the final rescale
-    passed, summary = check_against_reference(out, ops, roundings=k // 16 + k // 128 + 2)
+    passed, summary = check_against_reference(out, ops, roundings=fp32_roundings(k))
     print(summary)
     assert passed, summary
 
@@ -126,7 +124,7 @@ def test_every_split_config_reduces_reproducibly(split_k):
     device = supported_gpu_or_skip()
     ops = random_operands(96, 7208, 4096, seed=9, device=device, with_alpha=True)
     major = torch.cuda.get_device_capability(device)[0]
-    for config in (c for c in nvfp4_gemm.candidates(major) if c.split_k):
+    for config in (c for c in nvfp4_gemm.candidates(major) if c.takes_split_k):
         out = poisoned((96, 7208), torch.float16, device)
         nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out=out, config=config.name, split_k=split_k)
         check_exact(out, ops, torch.float16)
@@ -341,6 +339,30 @@ def test_sm100_launches_reuse_their_plan():
     assert counters["calls"] == 3 and counters["launches"] == 3 and counters["params_builds"] == 1
 
 
+def test_shared_memory_opt_in_is_made_on_every_device():
+    """The kernels opt in to more than 48 KB of dynamic shared memory per device context: after a call on
+    each supported GPU the tests see, every config of its family reads its attribute back there at least
+    as large as what it launches with (a process-wide opt-in would leave the second GPU without it)."""
+    supported_gpu_or_skip()
+    devices = [d for d in range(torch.cuda.device_count())
+               if torch.cuda.get_device_capability(d) in nvfp4_gemm.supported_capabilities()]
+    m, n, k = 16, 256, 512
+    opted_in = 0
+    for index in devices:
+        device = torch.device("cuda", index)
+        ops = random_operands(m, n, k, seed=40 + index, device=device)
+        for config in nvfp4_gemm.candidates(torch.cuda.get_device_capability(index)[0]):
+            out = poisoned((m, n), torch.float16, device)
+            nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out=out, config=config.name)
+            check_exact(out, ops, torch.float16)
+            launched, attribute = nvfp4_gemm._C.lookup(config.name, "float16").dynamic_smem(index)
+            print(f"cuda:{index} {config.name}: launches with {launched} B, attribute {attribute} B")
+            if launched > 48 * 1024:
+                opted_in += 1
+                assert attribute >= launched, f"cuda:{index} {config.name}: the opt-in was not made on this device"
+    assert opted_in, "no kernel needed the opt-in: this test showed nothing"
+
+
 @pytest.mark.parametrize("split_k", [1, 2])
 def test_split_configs_replay_exactly_from_a_cuda_graph(split_k):
     """Split-K counters (sm90) and stream-K barriers (sm100) are reset for every replay of a
@@ -348,7 +370,7 @@ def test_split_configs_replay_exactly_from_a_cuda_graph(split_k):
     device = supported_gpu_or_skip()
     ops = random_operands(96, 7208, 4096, seed=14, device=device, with_alpha=True)
     major = torch.cuda.get_device_capability(device)[0]
-    for config in (c for c in nvfp4_gemm.candidates(major) if c.split_k):
+    for config in (c for c in nvfp4_gemm.candidates(major) if c.takes_split_k):
         out = poisoned((96, 7208), torch.float16, device)
         stream = torch.cuda.Stream(device)
 

@@ -4,7 +4,9 @@ import json
 
 import pytest
 
-from nvfp4_gemm import _C, candidates, configs
+import torch
+
+from nvfp4_gemm import _C, candidates, configs, dtypes, families
 from nvfp4_gemm.configs import OUT_DTYPES, load_table
 
 
@@ -31,14 +33,14 @@ def test_lookup_is_by_name_and_unknown_names_fail():
     assert (kernel.config_name, kernel.out_dtype) == (name, "bfloat16")
     with pytest.raises(KeyError, match="carries no kernel sm100_nope for float16"):
         _C.lookup("sm100_nope", "float16")
-    with pytest.raises(ValueError, match="out_dtype must be float16, bfloat16 or float32"):
+    with pytest.raises(ValueError, match="out_dtype must be one of float16, bfloat16, float32, got float64"):
         _C.lookup(name, "float64")
 
 
 @pytest.mark.parametrize(
     "row,message",
     [
-        ({"tile": [64, 128, 256]}, "sm100 tile must be M in"),
+        ({"tile": [64, 128, 256]}, r"the sm100 tcgen05 kernel's tile must be one of \[\[128, 64, 256\]"),
         ({"tile": [256, 128, 256], "cluster": [1, 1], "name": "sm100_2sm_256x128x256_c1x1"}, "needs an even cluster M"),
         ({"cluster": [8, 1]}, "cluster dims must be 1..4"),
         ({"name": "fast_kernel"}, "name must say what the config is"),
@@ -52,11 +54,11 @@ def test_lookup_is_by_name_and_unknown_names_fail():
         ),
         (
             {"family": "sm90", "tile": [16, 128, 64], "mma": "direct", "swap_ab": True, "name": "sm90_direct_16x128x64_splitk"},
-            "scheduler and swap_ab are sm100 options",
+            "the sm90 family has no swap_ab option",
         ),
         (
             {"family": "sm90", "tile": [16, 128, 128], "mma": "direct", "name": "sm90_direct_16x128x128_splitk"},
-            "the direct sm90 kernel's tile is",
+            r"the sm90 direct kernel's tile must be one of \[\[16, 128, 64\]\]",
         ),
         (
             {"family": "sm90", "tile": [256, 256, 128], "mma": "wgmma", "name": "sm90_wgmma_256x256x128_prepass_splitk"},
@@ -104,3 +106,42 @@ def test_generator_writes_only_changed_files(tmp_path):
         for dtype in OUT_DTYPES:
             assert f'"{config.name}", OutDtype::k' in text
     assert "nullptr" in (tmp_path / "kernel_table.cpp").read_text()
+    # every entry carries its family's sm major (families.py), and the C++ dtypes are dtypes.py's
+    for config in load_table().configs:
+        assert f'"{config.name}", OutDtype::kFloat16, /*sm_major=*/{config.sm_major});' in text
+    header = (tmp_path / "include" / "nvfp4_gemm" / "dtypes.h").read_text()
+    for position, described in enumerate(dtypes.OUT_DTYPE_TABLE):
+        assert f"{described.enum} = {position}" in header and f'"{described.name}"' in header
+    assert f"kValuesPerScale = {dtypes.NVFP4.values_per_scale};" in header
+
+
+def test_output_dtypes_are_described_as_torch_has_them():
+    for described in dtypes.OUT_DTYPE_TABLE:
+        info = torch.finfo(getattr(torch, described.name))
+        assert described.bytes == info.bits // 8
+        assert info.eps == 2.0 ** -described.mantissa_bits
+        assert info.tiny == 2.0 ** described.min_exponent
+        assert info.max == described.max_finite
+        assert described.alignment * described.bytes == 16
+
+
+def test_every_compiled_architecture_belongs_to_a_family():
+    capabilities = families.arch_capabilities()
+    assert set(_C.compiled_architectures()) <= set(capabilities)
+    for family in families.FAMILIES:
+        for arch, runs_on in family.archs.items():
+            assert f"sm_{arch}" in capabilities and all(major == family.sm_major for major, _ in runs_on)
+    assert {f.name for f in families.FAMILIES} == {c.family for c in load_table().configs}
+
+
+def test_a_plan_is_one_call_and_a_rejection_touches_no_device():
+    """`Kernel.plan` answers (rejection, workspace, counters) in one binding call; a problem the kernel
+    rejects is answered on the host, before any device query (this box has no GPU)."""
+    table = load_table()
+    built = {entry[0] for entry in _C.kernels()}
+    for config in (c for c in table.configs if c.name in built):
+        kernel = _C.lookup(config.name, "float16")
+        for m, n, k in ((16, 130, 256), (16, 128, 48)):  # N not a multiple of 4 or 8; K not of 32
+            rejection = kernel.can_implement(m, n, k, 1)
+            assert rejection is not None, config.name
+            assert kernel.plan(m, n, k, 1, 1, 0) == (rejection, 0, 0)

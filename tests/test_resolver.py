@@ -6,6 +6,7 @@ from nvfp4_gemm.configs import load_table
 import torch
 
 import nvfp4_gemm
+from nvfp4_gemm import sm90_model
 from nvfp4_gemm.configs import OUT_DTYPES, shape_rule_violation
 
 
@@ -54,7 +55,7 @@ def test_random_valid_shapes_always_get_a_config_that_supports_them():
         assert config.family == "sm100" and config.supports(m, n, k, l, dtype) is None
         assert 1 <= resolution.split_k <= config.max_split_k(k)
         assert config.name in resolution.reason and "B200 model" in resolution.reason
-        assert config.split_k or resolution.split_k == 1
+        assert config.takes_split_k or resolution.split_k == 1
 
 
 def test_random_valid_shapes_on_hopper_get_a_config_and_a_valid_split():
@@ -88,7 +89,7 @@ def test_hopper_model_picks_the_wgmma_config_and_split_it_predicts_fastest(m, n,
     resolution = hopper_resolution(m, n, k)
     assert resolution.config.mma == "wgmma" and "sm90 model (132 SMs) predicts" in resolution.reason
     predicted = {
-        (c.name, s): resolver.sm90_wgmma_predict_us(c, m, n, k, 1, s, 132)
+        (c.name, s): sm90_model.wgmma_predict_us(c, m, n, k, 1, s, 132)
         for c in resolver.candidates(9) if c.mma == "wgmma"
         for s in range(1, min(16, c.max_split_k(k)) + 1)
     }
@@ -96,15 +97,13 @@ def test_hopper_model_picks_the_wgmma_config_and_split_it_predicts_fastest(m, n,
 
 
 def test_hopper_model_counts_waves():
-    from nvfp4_gemm import resolver
-
     config = load_table().by_name("sm90_wgmma_128x128x128_prepass_splitk")
     # 56 tiles: split 2 is one wave of 112 CTAs, split 3 (168 CTAs) two waves of a third of the stages each
-    one, two, three = (resolver.sm90_wgmma_predict_us(config, 128, 7168, 16384, 1, s, 132) for s in (1, 2, 3))
+    one, two, three = (sm90_model.wgmma_predict_us(config, 128, 7168, 16384, 1, s, 132) for s in (1, 2, 3))
     assert two < one and two < three
     # doubling K doubles the per-stage term
-    fixed, per_stage = resolver._SM90_WGMMA_COST[(128, 128)]
-    assert resolver.sm90_wgmma_predict_us(config, 128, 7168, 256, 1, 1, 132) == pytest.approx(fixed + 2 * per_stage)
+    fixed, per_stage = sm90_model.WGMMA_COST[(128, 128)]
+    assert sm90_model.wgmma_predict_us(config, 128, 7168, 256, 1, 1, 132) == pytest.approx(fixed + 2 * per_stage)
 
 
 @pytest.mark.parametrize("m", [1, 7, 16])
@@ -127,7 +126,7 @@ def test_hopper_direct_split_model():
 def test_pinned_config_is_checked():
     from nvfp4_gemm import resolver
 
-    with pytest.raises(ValueError, match="runs on compute capability 10.x, not 9.x"):
+    with pytest.raises(ValueError, match=r"is a sm100 kernel \(compute capability 10.x\) and this GPU has compute capability 9.x"):
         resolver._resolve(128, 128, 128, 1, "float16", 9, 132, "sm100_1sm_128x128x256_c1x1")
     pinned = resolver._resolve(128, 256, 1024, 1, "float16", 9, 132, "sm90_direct_16x128x64_splitk")
     assert pinned.config.name == "sm90_direct_16x128x64_splitk" and "pinned" in pinned.reason

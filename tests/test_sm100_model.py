@@ -50,7 +50,7 @@ def test_predictions_respect_their_floors():
                 assert p.us >= t["launch"] + t["fill"] + t["k_loop"] - 1e-9
                 assert min(t["k_loop"], t["dram_floor"], t["reduction"], t["epilogue"]) >= 0
                 # nothing split, nothing to reduce
-                if not config.split_k or (split == 1 and config.scheduler == "data_parallel"):
+                if not config.takes_split_k or (split == 1 and config.scheduler == "data_parallel"):
                     assert t["reduction"] == 0
 
 
@@ -58,7 +58,7 @@ def test_more_sms_are_never_slower():
     bigger = dataclasses.replace(sm100_model.B200, sm_count=2 * sm100_model.B200.sm_count)
     for m, n, k, l in random_shapes(100, seed=2):
         # a data-parallel config only gains from more SMs at the same DRAM bandwidth ...
-        for config in (c for c in SM100 if not c.split_k):
+        for config in (c for c in SM100 if not c.takes_split_k):
             base = sm100_model.predict(config, m, n, k, l, "float16").us
             assert sm100_model.predict(config, m, n, k, l, "float16", 1, bigger).us <= base + 1e-9
         # ... while stream-K may split a tail that was a whole wave before (partials cost DRAM
@@ -79,7 +79,7 @@ def test_stream_k_over_exact_waves_needs_no_reduction():
 def test_one_tile_with_a_long_k_loop_is_split():
     """A single output tile and K = 64k: a data-parallel kernel would use one SM of 148."""
     best = sm100_model.rank(SM100, 64, 128, 65536, 1, "float16")[0]
-    assert best.config.split_k and (best.split_k > 1 or best.config.scheduler == "stream_k")
+    assert best.config.takes_split_k and (best.split_k > 1 or best.config.scheduler == "stream_k")
     assert best.terms["reduction"] > 0
 
 

@@ -56,6 +56,39 @@ def test_m_bucket():
     assert [resolver.m_bucket(m) for m in (1, 2, 3, 16, 17, 128, 129)] == [1, 2, 4, 16, 32, 128, 256]
 
 
+@pytest.mark.parametrize("capability", [(9, 0), (10, 0)])
+@pytest.mark.parametrize("k", [1024, 2048])
+def test_tune_runs_every_offered_split(monkeypatch, capability, k):
+    """`tune` walks every config's split_options; each pinned (config, split_k) must be accepted by gemm
+    (the config's own bound: the direct sm90 config offers 16 splits at K = 1024, ceil(K / 128) = 8) and
+    verified. On the CPU path: the operands stay on the CPU (exact reference), the timer is a stand-in."""
+    from nvfp4_gemm import tune
+    from nvfp4_gemm.timing import Timing
+
+    environment = {"gpu": "test", "capability": list(capability), "sm_count": 132, "driver": "test", "cuda": "test",
+                   "torch": "test", "package": "test", "date": "2026-11-23"}
+    cpu_operands = tune.random_operands
+    monkeypatch.setattr(tune, "environment", lambda: environment)
+    monkeypatch.setattr(tune, "random_operands", lambda *args, **kwargs: cpu_operands(*args, **{**kwargs, "device": "cpu"}))
+    timed = []
+
+    def time_once(fn, iters):
+        timed.append(fn())  # the timed call itself runs too (same config and split)
+        return Timing(median_us=1.0, min_us=1.0, samples=1)
+
+    monkeypatch.setattr(tune, "time_cuda", time_once)
+    shapes = [(16, 128, k), (32, 256, k)]
+    table = tune.tune(shapes, progress=lambda line: None)
+    for (m, n, _), entry in zip(shapes, table["entries"]):
+        offered = {
+            (c.name, s) for c in resolver.candidates(capability[0]) if c.supports(m, n, k, 1, "float16") is None
+            for s in c.split_options(k)
+        }
+        measured = {(c["config"], c["split_k"]) for c in entry["candidates"]}
+        assert measured == offered  # every offered split ran and passed verification
+    assert len(timed) == sum(len(entry["candidates"]) for entry in table["entries"])
+
+
 def test_split_options():
     table = load_table()
     sm90 = table.by_name("sm90_wgmma_128x128x128_prepass_splitk")

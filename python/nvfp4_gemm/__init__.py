@@ -9,7 +9,7 @@ Entry points: ``torch.ops.nvfp4.gemm`` and ``torch.ops.nvfp4.quantize`` (registe
 compressed-tensors NVFP4 files); tensor parallel: ``nvfp4_gemm.parallel.shard_model``.
 """
 
-from . import checkpoints, gpumode, nn, parallel
+from . import checkpoints, nn, parallel
 from .checkpoints import load_quantized
 from .configs import Config
 from .formats import (
@@ -29,6 +29,7 @@ from .nn import NVFP4Linear, QuantizeSummary, quantize_model
 from .ops import compiled_architectures, gemm, supported_capabilities
 from .quantization import Quantized, quantize
 from .resolver import Resolution, UnsupportedDeviceError, candidates, resolve
+from .tools import gpumode
 
 __version__ = "0.1.0"
 

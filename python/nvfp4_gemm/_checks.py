@@ -8,14 +8,16 @@ from typing import TYPE_CHECKING, Optional
 
 import torch
 
-from .configs import OUT_DTYPES, shape_rule_violation
-from .formats import FP4_DTYPES, blocked_scale_numel
+from .configs import shape_rule_violation
+from .dtypes import NVFP4
+from .formats import FP4_DTYPES, OUT_DTYPES_BY_TORCH, blocked_scale_numel
 
 if TYPE_CHECKING:
     from .configs import Config
 
-OUT_DTYPE_NAMES = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32"}
-assert tuple(OUT_DTYPE_NAMES.values()) == OUT_DTYPES
+# torch dtype -> the output dtype's name (dtypes.py), in the table's order
+OUT_DTYPE_NAMES = {dtype: described.name for dtype, described in OUT_DTYPES_BY_TORCH.items()}
+_SCALE_DTYPE = getattr(torch, NVFP4.scale_dtype)
 
 # TMA (Blackwell) and 16-byte vector loads need 16-byte aligned base addresses.
 _POINTER_ALIGNMENT = 16
@@ -28,9 +30,6 @@ MAX_BATCH = 2**31 - 1
 # CUDA's limit on gridDim.y and gridDim.z. gridDim.x allows 2^31 - 1, which no launch reaches within
 # MAX_EXTENT: x counts tiles of at least 64 rows (sm90: N / 128; sm100: M / 128 or N / 64 clusters).
 MAX_GRID_YZ = 65535
-# CUTLASS's sm100 scale-factor layout (Sm1xxBlkScaledConfig) has 32-bit strides: one matrix's blocked
-# scales must stay below 2^31 bytes.
-MAX_SM100_SCALE_BYTES = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,9 @@ class GemmShape:
 
 
 def _dtype_list(dtypes) -> str:
-    return " or ".join(str(d) for d in dtypes)
+    """'a, b or c'."""
+    names = [str(d) for d in dtypes]
+    return " or ".join(filter(None, (", ".join(names[:-1]), names[-1])))
 
 
 # Shape and dtype verdicts depend only on (dtypes, shapes, scale sizes, out_dtype): remembered per
@@ -114,7 +115,7 @@ def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> G
     if batched and a.shape[0] != b.shape[0]:
         raise ValueError(f"a and b must have the same batch L (dim 0): a.shape={tuple(a.shape)}, b.shape={tuple(b.shape)}")
     if out_dtype not in OUT_DTYPE_NAMES:
-        raise TypeError(f"out_dtype must be torch.float16, torch.bfloat16 or torch.float32, got {out_dtype}")
+        raise TypeError(f"out_dtype must be {_dtype_list(OUT_DTYPE_NAMES)}, got {out_dtype}")
 
     l = a.shape[0] if batched else 1
     m, n, k = a.shape[-2], b.shape[-2], 2 * a.shape[-1]
@@ -131,14 +132,16 @@ def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> G
     for name, t, rows in (("a_scale", a_scale, m), ("b_scale", b_scale, n)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dtype != torch.float8_e4m3fn:
-            raise TypeError(f"{name} must be torch.float8_e4m3fn (blocked layout), got {t.dtype}")
+        if t.dtype != _SCALE_DTYPE:
+            raise TypeError(f"{name} must be {_SCALE_DTYPE} (blocked layout), got {t.dtype}")
         expected = blocked_scale_numel(rows, k, l)
         if t.numel() != expected:
+            block, cols = NVFP4.values_per_scale, k // NVFP4.values_per_scale
             raise ValueError(
-                f"{name} must hold the blocked layout of {l} x {rows} rows x K/16={k // 16} scales: "
-                f"L * round_up({rows}, 128) * round_up({k // 16}, 4) = {expected} elements, got {t.numel()} "
-                f"(shape {tuple(t.shape)}); use nvfp4_gemm.to_blocked on plain (rows, K/16) scales"
+                f"{name} must hold the blocked layout of {l} x {rows} rows x K/{block}={cols} scales: "
+                f"L * round_up({rows}, {NVFP4.tile_rows}) * round_up({cols}, {NVFP4.tile_cols}) = {expected} "
+                f"elements, got {t.numel()} (shape {tuple(t.shape)}); use nvfp4_gemm.to_blocked on plain "
+                f"(rows, K/{block}) scales"
             )
 
     if alpha is not None:
@@ -236,81 +239,23 @@ def check_pointer_alignment(named: dict[str, torch.Tensor]) -> None:
             )
 
 
-# --- the kernel a call pins (config=, split_k=) and the limits of the kernel that runs ---------------
+# --- the split a call pins (split_k=) and the limits of the kernel that runs --------------------------
 
 
-def pinned_config(name: str, sm_major: Optional[int] = None) -> "Config":
-    """The config table's row for `config=`, checked the same on every device; on a GPU of compute
-    capability `sm_major`.x it must belong to that GPU's family."""
-    from .resolver import _table  # the resolver imports this module
-
-    if not isinstance(name, str):
-        raise TypeError(f"config must be None or a config name (str), got {type(name).__name__}")
-    table = _table()
-    try:
-        config = table.by_name(name)
-    except KeyError:
-        known = ", ".join(c.name for c in table.configs)
-        raise ValueError(f"config={name!r} is not in the config table; it has: {known}") from None
-    if sm_major is not None and config.sm_major != sm_major:
-        family = ", ".join(c.name for c in table.configs if c.sm_major == sm_major) or "none"
-        raise ValueError(
-            f"config={name!r} is a {config.family} kernel (compute capability {config.sm_major}.x) and this GPU has "
-            f"compute capability {sm_major}.x; its configs are: {family}"
-        )
-    return config
-
-
-def check_split_k(split_k: Optional[int], k: int, config: Optional["Config"] = None) -> None:
-    """`split_k=` of a call: an int from 1 to ceil(K / 128), and within what `config` (when known) splits."""
+def check_split_k_type(split_k) -> None:
+    """`split_k=` of a call: None or an int >= 1. How far a kernel splits K is its config's rule
+    (`Config.max_split_k`), checked by the resolver against the config that runs."""
     if split_k is None:
         return
-    largest = max(1, -(-k // 128))
-    if isinstance(split_k, bool) or not isinstance(split_k, int) or not 1 <= split_k <= largest:
-        raise ValueError(f"split_k must be an int from 1 to ceil(K / 128) = {largest}, got {split_k!r}")
-    if config is None:
-        return
-    if split_k > 1 and not config.split_k:
-        raise ValueError(f"split_k={split_k}: config {config.name!r} has no split-K (pass split_k=None or 1)")
-    if split_k > config.max_split_k(k):
-        raise ValueError(
-            f"split_k={split_k}: config {config.name!r} splits K={k} into at most {config.max_split_k(k)} parts "
-            f"(one per {config.tile[2]}-element K tile)"
-        )
-
-
-def _ceil_div(x: int, y: int) -> int:
-    return -(-x // y)
-
-
-def _round_up(x: int, y: int) -> int:
-    return _ceil_div(x, y) * y
+    if isinstance(split_k, bool) or not isinstance(split_k, int):
+        raise TypeError(f"split_k must be None or an int, got {split_k!r}")
+    if split_k < 1:
+        raise ValueError(f"split_k must be at least 1, got {split_k}")
 
 
 def launch_grid(config: "Config", m: int, n: int, l: int, split_k: int) -> tuple[int, int, int]:
-    """The CUDA grid (x, y, z) that `config` launches for the problem.
-
-    sm90 (csrc/include/nvfp4_gemm/sm90/launcher.cuh): (weight tiles, token tiles, L * split_k).
-    sm100: CUTLASS 4.2's tile schedulers (cutlass/gemm/kernel/tile_scheduler_params.h): the data-parallel
-    one launches one CTA per tile, (M-side CTAs, N-side CTAs, L) of the kernel's own problem (swap-AB:
-    the user's N, M), transposed when it rasterizes along N unless that would put more than 65535 on y;
-    stream-K's split-K mode launches (M-side, N-side, L * splits). Stream-K proper (split_k = 1) may
-    instead launch waves of at most one CTA per SM along z, which reach 65535 only past 65535 x SMs
-    output tiles (> 50 G outputs), more than a GPU holds: the tile grid stands for it. (The sm90 token
-    prepass runs a 1-D grid of L * M * K / 8192 CTAs: past 2^31 - 1 only for fp16 tokens of > 32 TB.)
-    """
-    if config.family == "sm90":
-        return _ceil_div(n, config.tile[1]), _ceil_div(m, config.tile[0]), l * split_k
-    kernel_m, kernel_n = (n, m) if config.swap_ab else (m, n)
-    cluster_m, cluster_n = config.cluster
-    atom_m = 2 if config.two_sm else 1
-    ctas_m = _round_up(_ceil_div(kernel_m, config.tile[0]) * atom_m, cluster_m)
-    ctas_n = _round_up(_ceil_div(kernel_n, config.tile[1]), cluster_n)
-    if config.scheduler == "data_parallel":
-        clusters_m, clusters_n = ctas_m // cluster_m, ctas_n // cluster_n
-        if clusters_n <= clusters_m and clusters_m * cluster_n <= MAX_GRID_YZ:  # rasterized along N
-            return clusters_n * cluster_m, clusters_m * cluster_n, l
-    return ctas_m, ctas_n, l * split_k
+    """The CUDA grid (x, y, z) that `config` launches for the problem (its family's `launch_grid`)."""
+    return config.family_info.model_module().launch_grid(config, m, n, l, split_k)
 
 
 def check_kernel_limits(config: "Config", shape: GemmShape, split_k: int) -> None:
@@ -321,10 +266,7 @@ def check_kernel_limits(config: "Config", shape: GemmShape, split_k: int) -> Non
     grid = launch_grid(config, m, n, l, split_k)
     where = f"config {config.name!r} launches a grid of {grid} CTAs for M={m} N={n} K={k} L={l} split_k={split_k}"
     if grid[1] > MAX_GRID_YZ:
-        if config.family == "sm90":
-            rows, tile = "M", config.tile[0]
-        else:
-            rows, tile = ("M" if config.swap_ab else "N"), config.tile[1]
+        rows, tile = config.family_info.model_module().grid_y_rows(config)
         raise ValueError(
             f"{where}: gridDim.y = ceil({rows} / {tile}) exceeds CUDA's limit of {MAX_GRID_YZ}; this config runs "
             f"at most {MAX_GRID_YZ * tile} rows of {rows} per call: split the call"
@@ -334,12 +276,13 @@ def check_kernel_limits(config: "Config", shape: GemmShape, split_k: int) -> Non
             f"{where}: gridDim.z = L * split_k exceeds CUDA's limit of {MAX_GRID_YZ}; at split_k={split_k} a call "
             f"runs at most L={MAX_GRID_YZ // split_k} batches: split the batch"
         )
-    if config.family == "sm100":
+    largest = config.family_info.max_scale_bytes
+    if largest:
         for name, rows in (("a_scale", m), ("b_scale", n)):
             scale_bytes = blocked_scale_numel(rows, k)
-            if scale_bytes > MAX_SM100_SCALE_BYTES:
+            if scale_bytes > largest:
                 raise ValueError(
                     f"config {config.name!r}: {name} holds {scale_bytes} bytes of blocked scales per matrix "
-                    f"(M={m} N={n} K={k}); CUTLASS's sm100 scale layout has 32-bit strides, so one matrix's "
-                    f"scales must stay at most {MAX_SM100_SCALE_BYTES} bytes: split the call"
+                    f"(M={m} N={n} K={k}); the {config.family} kernels' scale layout has 32-bit strides, so one "
+                    f"matrix's scales must stay at most {largest} bytes: split the call"
                 )

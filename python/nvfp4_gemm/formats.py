@@ -13,6 +13,8 @@ from typing import Optional
 
 import torch
 
+from .dtypes import NVFP4, OUT_DTYPE_TABLE, BlockFormat
+
 __all__ = [
     "E2M1_VALUES",
     "SCALE_BLOCK",
@@ -42,9 +44,11 @@ __all__ = [
 # Value of each 4-bit e2m1 code; bit 3 is the sign (code 8 is -0).
 E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
 
-SCALE_BLOCK = 16  # FP4 elements per e4m3 scale
-_TILE_ROWS = 128  # rows per 128x4 tile of the blocked layout
-_TILE_COLS = 4  # scale columns per tile
+SCALE_BLOCK = NVFP4.values_per_scale  # FP4 elements per e4m3 scale
+# A tile's rows are stored as 4 interleaved groups (cuBLAS's 128x4 layout: 4 groups of 32 rows).
+_ROW_GROUPS = 4
+# The output dtypes (dtypes.py) by torch dtype.
+OUT_DTYPES_BY_TORCH = {getattr(torch, d.name): d for d in OUT_DTYPE_TABLE}
 
 FP4_DTYPES = tuple(d for d in (torch.uint8, getattr(torch, "float4_e2m1fn_x2", None)) if d is not None)
 
@@ -53,17 +57,17 @@ def _round_up(x: int, multiple: int) -> int:
     return (x + multiple - 1) // multiple * multiple
 
 
-def blocked_scale_shape(rows: int, k: int) -> tuple[int, int]:
+def blocked_scale_shape(rows: int, k: int, *, fmt: BlockFormat = NVFP4) -> tuple[int, int]:
     """(padded rows, padded scale columns) of one matrix's blocked scales: (round_up(rows, 128),
-    round_up(k / 16, 4))."""
-    if k % SCALE_BLOCK:
-        raise ValueError(f"k must be a multiple of {SCALE_BLOCK}, got {k}")
-    return _round_up(rows, _TILE_ROWS), _round_up(k // SCALE_BLOCK, _TILE_COLS)
+    round_up(k / 16, 4)) for NVFP4."""
+    if k % fmt.values_per_scale:
+        raise ValueError(f"k must be a multiple of {fmt.values_per_scale}, got {k}")
+    return _round_up(rows, fmt.tile_rows), _round_up(k // fmt.values_per_scale, fmt.tile_cols)
 
 
-def blocked_scale_numel(rows: int, k: int, l: int = 1) -> int:
+def blocked_scale_numel(rows: int, k: int, l: int = 1, *, fmt: BlockFormat = NVFP4) -> int:
     """Bytes of blocked scales for `l` matrices of `rows` x `k` FP4 elements."""
-    padded_rows, padded_cols = blocked_scale_shape(rows, k)
+    padded_rows, padded_cols = blocked_scale_shape(rows, k, fmt=fmt)
     return l * padded_rows * padded_cols
 
 
@@ -71,7 +75,7 @@ def _as_bytes(t: torch.Tensor) -> torch.Tensor:
     return t if t.dtype == torch.uint8 else t.view(torch.uint8)
 
 
-def to_blocked(scales: torch.Tensor) -> torch.Tensor:
+def to_blocked(scales: torch.Tensor, *, fmt: BlockFormat = NVFP4) -> torch.Tensor:
     """Plain scales (rows, k/16) or (l, rows, k/16), any dtype -> the flat blocked layout
     (l * R * C,), same dtype, padding zero. byte(r, c) lands at ((r//128)*(C/4) + c//4)*512 + (r%32)*16 + ((r%128)//32)*4 + c%4.
     """
@@ -79,27 +83,38 @@ def to_blocked(scales: torch.Tensor) -> torch.Tensor:
         raise ValueError(f"scales must be (rows, k/16) or (l, rows, k/16), got shape {tuple(scales.shape)}")
     plain = scales.unsqueeze(0) if scales.dim() == 2 else scales
     l, rows, cols = plain.shape
-    padded_rows, padded_cols = _round_up(rows, _TILE_ROWS), _round_up(cols, _TILE_COLS)
+    padded_rows, padded_cols = _round_up(rows, fmt.tile_rows), _round_up(cols, fmt.tile_cols)
     padded = plain.new_zeros((l, padded_rows, padded_cols))
     padded[:, :rows, :cols] = plain
     # (l, row tile, row/32 group, row%32, col tile, col%4) -> order (l, row tile, col tile, row%32, row/32, col%4)
-    tiles = padded.view(l, padded_rows // 128, 4, 32, padded_cols // 4, 4).permute(0, 1, 4, 3, 2, 5)
+    tiles = padded.view(*_tile_view(l, padded_rows, padded_cols, fmt)).permute(0, 1, 4, 3, 2, 5)
     return tiles.reshape(-1)
 
 
-def from_blocked(blocked: torch.Tensor, rows: int, k: int, l: Optional[int] = None) -> torch.Tensor:
+def _tile_view(l: int, padded_rows: int, padded_cols: int, fmt: BlockFormat) -> tuple[int, ...]:
+    """Plain padded scales viewed as (l, row tile, row group, row in group, col tile, col in tile)."""
+    return (l, padded_rows // fmt.tile_rows, _ROW_GROUPS, fmt.tile_rows // _ROW_GROUPS, padded_cols // fmt.tile_cols,
+            fmt.tile_cols)
+
+
+def from_blocked(
+    blocked: torch.Tensor, rows: int, k: int, l: Optional[int] = None, *, fmt: BlockFormat = NVFP4
+) -> torch.Tensor:
     """Inverse of to_blocked: blocked scales (any shape, contiguous) -> (rows, k/16), or
     (l, rows, k/16) when `l` is given."""
     batches = 1 if l is None else l
-    padded_rows, padded_cols = blocked_scale_shape(rows, k)
+    padded_rows, padded_cols = blocked_scale_shape(rows, k, fmt=fmt)
     expected = batches * padded_rows * padded_cols
     if blocked.numel() != expected:
         raise ValueError(
             f"blocked scales for {batches} x ({rows} rows, k={k}) hold {expected} bytes, got {blocked.numel()}"
         )
-    raw = _as_bytes(blocked.contiguous()).view(batches, padded_rows // 128, padded_cols // 4, 32, 4, 4)
+    # stored order (l, row tile, col tile, row in group, row group, col in tile): to_blocked's permutation
+    tile_view = _tile_view(batches, padded_rows, padded_cols, fmt)
+    stored = tuple(tile_view[i] for i in (0, 1, 4, 3, 2, 5))
+    raw = _as_bytes(blocked.contiguous()).view(*stored)
     plain = raw.permute(0, 1, 4, 3, 2, 5).reshape(batches, padded_rows, padded_cols)
-    plain = plain[:, :rows, : k // SCALE_BLOCK].contiguous().view(blocked.dtype)
+    plain = plain[:, :rows, : k // fmt.values_per_scale].contiguous().view(blocked.dtype)
     return plain if l is not None else plain[0]
 
 
@@ -138,17 +153,10 @@ def dequantize(
     return values * scales
 
 
-# (stored mantissa bits, smallest normal exponent, largest finite value) of each output dtype.
-_ROUNDING = {
-    torch.float16: (10, -14, 65504.0),
-    torch.bfloat16: (7, -126, float(torch.finfo(torch.bfloat16).max)),
-    torch.float32: (23, -126, float(torch.finfo(torch.float32).max)),
-}
-
-
 def ulp(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """Spacing of `dtype` values at the float64 magnitudes |x| (subnormal spacing below the normal range)."""
-    mantissa_bits, min_exponent, _ = _ROUNDING[dtype]
+    described = OUT_DTYPES_BY_TORCH[dtype]
+    mantissa_bits, min_exponent = described.mantissa_bits, described.min_exponent
     _, exponent = torch.frexp(x.abs())
     return torch.ldexp(torch.ones_like(x), (torch.clamp(exponent - 1, min=min_exponent) - mantissa_bits).to(x.dtype))
 
@@ -160,11 +168,12 @@ def round_once(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     value is rounded directly at the target format's quantum (subnormals included), then cast
     exactly.
     """
-    if dtype not in _ROUNDING:
-        raise ValueError(f"dtype must be one of {list(_ROUNDING)}, got {dtype}")
+    if dtype not in OUT_DTYPES_BY_TORCH:
+        raise ValueError(f"dtype must be one of {list(OUT_DTYPES_BY_TORCH)}, got {dtype}")
     if x.dtype != torch.float64:
         raise ValueError(f"round_once takes float64 values, got {x.dtype}")
-    mantissa_bits, min_exponent, max_finite = _ROUNDING[dtype]
+    described = OUT_DTYPES_BY_TORCH[dtype]
+    mantissa_bits, min_exponent, max_finite = described.mantissa_bits, described.min_exponent, described.max_finite
     _, exponent = torch.frexp(x)  # x = m * 2**exponent with 0.5 <= |m| < 1
     quantum_exponent = torch.clamp(exponent - 1, min=min_exponent) - mantissa_bits
     quantum = torch.ldexp(torch.ones_like(x), quantum_exponent.to(torch.float64))

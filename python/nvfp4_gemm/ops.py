@@ -14,7 +14,7 @@ from typing import Optional
 
 import torch
 
-from . import _C
+from . import _C, families
 from ._checks import (
     OUT_DTYPE_NAMES,
     GemmShape,
@@ -23,11 +23,10 @@ from ._checks import (
     check_out,
     check_no_grad,
     check_pointer_alignment,
-    check_split_k,
-    pinned_config,
+    check_split_k_type,
 )
 from .formats import reference_gemm
-from .resolver import UnsupportedDeviceError, resolve
+from .resolver import UnsupportedDeviceError, pinned_config, resolve
 
 __all__ = ["gemm", "compiled_architectures", "supported_capabilities", "unsupported_reason"]
 
@@ -43,15 +42,8 @@ _INTO_SCHEMA = (
     "ScalarType? out_dtype=None) -> ()"
 )
 
-# Compute capabilities each compiled architecture runs on. An 'a' target runs only on its own chip;
-# the 'f' family target of nvcc 12.9+ also runs on the family's later members (sm_100f: B200 and B300).
-_ARCH_CAPABILITIES = {
-    "sm_100a": ((10, 0),),
-    "sm_100f": ((10, 0), (10, 3)),
-    "sm_103a": ((10, 3),),
-    "sm_103f": ((10, 3),),
-    "sm_90a": ((9, 0),),
-}
+# Compute capabilities each compiled architecture runs on (the kernel families' own list).
+_ARCH_CAPABILITIES = families.arch_capabilities()
 
 
 def compiled_architectures() -> list[str]:
@@ -117,24 +109,20 @@ def _make_plan(
     _check_device_supported(index)
     dtype_name = OUT_DTYPE_NAMES[out_dtype]
     device = torch.device("cuda", index)
-    if config_name is not None:
-        pinned_config(config_name, torch.cuda.get_device_capability(index)[0])
-    resolution = resolve(shape.m, shape.n, shape.k, shape.l, out_dtype, device, explain=True, config=config_name)
-    name = resolution.config.name
-    check_split_k(split_k, shape.k, resolution.config)
-    if split_k is None:
-        split_k = resolution.split_k
+    # the resolver checks a pinned config and a pinned split_k (against the config that runs)
+    resolution = resolve(
+        shape.m, shape.n, shape.k, shape.l, out_dtype, device, explain=True, config=config_name, split_k=split_k
+    )
+    name, split_k = resolution.config.name, resolution.split_k
     check_kernel_limits(resolution.config, shape, split_k)
     try:
         kernel = _C.lookup(name, dtype_name)
     except KeyError:
         names = sorted({entry[0] for entry in _C.kernels()})
         raise ValueError(f"config {name!r} is not in this build; it carries: {', '.join(names)}") from None
-    rejection = kernel.can_implement(shape.m, shape.n, shape.k, shape.l)
+    rejection, workspace, counters = kernel.plan(shape.m, shape.n, shape.k, shape.l, split_k, index)
     if rejection is not None:
         raise ValueError(f"config {name!r} cannot run M={shape.m} N={shape.n} K={shape.k} L={shape.l}: {rejection}")
-    workspace = kernel.workspace_bytes(shape.m, shape.n, shape.k, shape.l, split_k, index)
-    counters = kernel.counters_needed(shape.m, shape.n, shape.k, shape.l, split_k)
     return _Plan(kernel=kernel, split_k=split_k, workspace_bytes=workspace, counters=counters)
 
 
@@ -224,7 +212,9 @@ def gemm(
             no memory with the inputs; written in place.
         config: optional config name from the config table, bypassing the resolver (checked on every
             device; eager calls only).
-        split_k: optional K partition count for configs with split-K (default: the resolver's).
+        split_k: optional K partition count (an int >= 1) for configs with split-K (default: the
+            resolver's); the config that runs bounds it (`Config.max_split_k`): on a GPU the pinned or
+            resolved config, on the CPU the pinned one (without config= only the type is checked there).
 
     CUDA tensors run on their device's current stream; CPU tensors use the exact reference. M, N or
     L = 0 give the empty output and K = 0 gives alpha * 0, without a launch. No argument may require
@@ -237,7 +227,7 @@ def gemm(
     if _HAS_TORCH_OP and config is None and split_k is None and isinstance(a, torch.Tensor) and a.is_cuda:
         return _gemm_native(a, b, a_scale, b_scale, alpha, out_dtype, out)
     shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, out)
-    check_split_k(split_k, shape.k)
+    check_split_k_type(split_k)
     if a.device.type == "cuda":
         if out is None:
             out = torch.empty(shape.out_shape, dtype=out_dtype, device=a.device)
@@ -251,9 +241,8 @@ def gemm(
         raise ValueError(f"tensors must be on a CUDA device or the CPU, got {a.device}")
     if config is not None:
         # the checks a launch of this config would make, so that a call behaves the same on every device
-        pinned = pinned_config(config)
+        pinned = pinned_config(config, split_k=None if shape.empty else split_k, k=shape.k)
         if not shape.empty:
-            check_split_k(split_k, shape.k, pinned)
             check_kernel_limits(pinned, shape, 1 if split_k is None else split_k)
     if shape.empty:
         return _answer_empty(alpha, torch.empty(shape.out_shape, dtype=out_dtype) if out is None else out)

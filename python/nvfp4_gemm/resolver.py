@@ -12,51 +12,25 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Union
 
 import torch
 
-from . import sm100_model
+from . import families
 from ._checks import OUT_DTYPE_NAMES
-from .configs import FAMILY_SM_MAJOR, Config, load_table
+from .configs import Config, load_table
 
-__all__ = ["Resolution", "UnsupportedDeviceError", "candidates", "m_bucket", "resolve", "tuned_tables"]
+__all__ = [
+    "Resolution", "UnsupportedDeviceError", "candidates", "m_bucket", "pinned_config", "resolve", "tuned_tables",
+]
 
 TUNED_TABLE_SCHEMA = 1
 
-# The family a device without an explicit one (device=None) is modelled on: the B200.
-_DEFAULT_SM_MAJOR = 10
-# Multiprocessors assumed when no device is given: B200 (148) and H100/H200 SXM (132), per NVIDIA's
-# datasheets; a real device's own count replaces these.
-_MODEL_SM_COUNT = {10: 148, 9: 132}
-
-# sm90 direct decode kernel (csrc/include/nvfp4_gemm/sm90/direct_gemm.cuh): __launch_bounds__(256, 2),
-# 64 KB of shared memory -> 2 resident CTAs per SM; a split should fill its loads in flight, so it gets
-# at least 4 K chunks of 64. The split fills the SMs' CTA slots.
-_SM90_DIRECT_CTAS_PER_SM = 2
-_SM90_MIN_CHUNKS_PER_SPLIT = 4
-# sm90 wgmma kernel (wgmma_gemm.cuh, one CTA per SM): a cost model fitted by
-# benchmarks/fit_sm90_model.py to every candidate (5 tiles x splits, 375 timings) that the Hopper sweep
-# timed on the H200 on 2026-11-23 (docs/h200-2026-11-23/sweep.json, benchmarks/sweep_hopper.py):
-#   us = fixed[tile] + per_stage[tile] * waves * ceil(stages / split)
-#        + (split > 1) * (split_fixed + split_reduction * (split - 1) * M * N / 1e6),
-# waves = ceil(tiles * split / SMs). fixed: the prepass, launch, pipeline fill and epilogue; per_stage:
-# one 128-K stage of one CTA; split_fixed: the split-K epilogue's partial tile round trip and counter;
-# split_reduction: the partials the last split reads back. Its picks on that sweep are within 6.2 % of
-# the measured best (fit_sm90_model.py prints each).
-_SM90_WGMMA_COST = {
-    (64, 128): (5.74, 0.6018),
-    (64, 256): (8.82, 0.9805),
-    (128, 128): (6.5, 0.8065),
-    (128, 256): (12.99, 1.4295),
-    (256, 128): (8.4, 1.411),
-}
-_SM90_SPLIT_FIXED_US = 7.37
-_SM90_SPLIT_REDUCTION_US_PER_MELEMENT = 6.09
-_SM90_MAX_SPLIT = 16
+# The family a resolution without a device (device=None) is made for, on its reference GPU.
+_DEFAULT = families.by_name(families.DEFAULT_FAMILY)
 
 
 class UnsupportedDeviceError(RuntimeError):
@@ -75,15 +49,16 @@ def _table():
     return load_table()
 
 
-def candidates(sm_major: int = _DEFAULT_SM_MAJOR) -> tuple[Config, ...]:
+def candidates(sm_major: int = _DEFAULT.sm_major) -> tuple[Config, ...]:
     """The config table's rows for a compute-capability major, in table order."""
     return tuple(c for c in _table().configs if c.sm_major == sm_major)
 
 
 def _device_facts(device: Optional[Union[torch.device, str, int]]) -> tuple[int, int, Optional[str]]:
-    """(compute capability major, multiprocessor count, name) of `device`, or of the B200 model."""
+    """(compute capability major, multiprocessor count, name) of `device`, or of the default family's
+    reference GPU (the B200)."""
     if device is None:
-        return _DEFAULT_SM_MAJOR, _MODEL_SM_COUNT[_DEFAULT_SM_MAJOR], None
+        return _DEFAULT.sm_major, _DEFAULT.reference_sm_count, None
     device = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
     if device.type != "cuda":
         raise ValueError(f"device must be a CUDA device (or None for the B200 model), got {device}")
@@ -135,69 +110,33 @@ def resolve(
     *,
     explain: bool = False,
     config: Optional[str] = None,
+    split_k: Optional[int] = None,
 ) -> Union[Config, Resolution]:
     """The config that runs (m, n, k, l) with `out_dtype` output on `device`.
 
     `device=None` resolves for a B200-class GPU (compute capability 10.x) without touching CUDA.
     With `explain=True` returns a `Resolution` (config, split-K count and a sentence saying why).
-    `config` pins the config by name; the split-K count is still chosen for it.
+    `config` pins the config by name; the split-K count is still chosen for it unless `split_k` pins
+    that too (checked against the config that runs: `Config.max_split_k`).
     """
     sm_major, sm_count, gpu_name = _device_facts(device)
     tables = tuple(tuned_tables()) if gpu_name is not None else ()
     resolution = _resolve(
         m, n, k, l, OUT_DTYPE_NAMES.get(out_dtype, str(out_dtype)), sm_major, sm_count, config, gpu_name, tables
     )
+    if split_k is not None:
+        _check_split(resolution.config, split_k, k)
+        resolution = replace(resolution, split_k=split_k, reason=f"{resolution.reason}; split_k={split_k} pinned by the caller")
     if os.environ.get("NVFP4_GEMM_LOG_CONFIG") == "1":
         _log_once(resolution)
     return resolution if explain else resolution.config
 
 
-def _sm90_direct_split(config: Config, m: int, n: int, k: int, l: int, sm_count: int) -> tuple[int, str]:
-    tiles = -(-n // config.tile[1]) * -(-m // config.tile[0]) * l
-    chunks = -(-k // config.tile[2])
-    slots = _SM90_DIRECT_CTAS_PER_SM * sm_count
-    split_k = max(1, min(chunks // _SM90_MIN_CHUNKS_PER_SPLIT, slots // tiles))
-    return split_k, (
-        f"split_k={split_k}: {tiles} output tiles on {sm_count} SMs x {_SM90_DIRECT_CTAS_PER_SM} CTAs, "
-        f"{chunks} K chunks (>= {_SM90_MIN_CHUNKS_PER_SPLIT} per split)"
-    )
-
-
-def sm90_wgmma_terms(
-    config: Config, m: int, n: int, k: int, l: int, split_k: int, sm_count: int
-) -> tuple[float, float, float]:
-    """The sm90 wgmma cost model's variables for one (config, split_k): (waves x stages per CTA,
-    1 if split else 0, (split - 1) x M x N / 1e6). The model is linear in them; the fit reads them too."""
-    tiles = -(-n // config.tile[1]) * -(-m // config.tile[0]) * l
-    waves = -(-tiles * split_k // sm_count)
-    stages = -(-k // config.tile[2])
-    return waves * -(-stages // split_k), float(split_k > 1), (split_k - 1) * m * n * l / 1e6
-
-
-def sm90_wgmma_predict_us(config: Config, m: int, n: int, k: int, l: int, split_k: int, sm_count: int) -> float:
-    """The fitted sm90 wgmma cost model's time for one (config, split_k) (see _SM90_WGMMA_COST)."""
-    fixed, per_stage = _SM90_WGMMA_COST[(config.tile[0], config.tile[1])]
-    stage_term, split_term, reduction_term = sm90_wgmma_terms(config, m, n, k, l, split_k, sm_count)
-    return (fixed + per_stage * stage_term + _SM90_SPLIT_FIXED_US * split_term
-            + _SM90_SPLIT_REDUCTION_US_PER_MELEMENT * reduction_term)
-
-
-def _sm90_wgmma_best_split(config: Config, m: int, n: int, k: int, l: int, sm_count: int) -> tuple[int, float]:
-    splits = [s for s in range(1, _SM90_MAX_SPLIT + 1) if s <= config.max_split_k(k)]
-    return min(((s, sm90_wgmma_predict_us(config, m, n, k, l, s, sm_count)) for s in splits), key=lambda sp: sp[1])
-
-
 def _split_for(config: Config, m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int) -> tuple[int, str]:
     """The split-K count a config runs a shape with, by its family's model, and why."""
-    if not config.split_k:
+    if not config.takes_split_k:
         return 1, "no split-K"
-    if config.family == "sm90":
-        if config.mma == "direct":
-            return _sm90_direct_split(config, m, n, k, l, sm_count)
-        split_k, us = _sm90_wgmma_best_split(config, m, n, k, l, sm_count)
-        return split_k, f"split_k={split_k} (sm90 model's best for this config: {us:.1f} us on {sm_count} SMs)"
-    best = sm100_model.rank((config,), m, n, k, l, out_dtype, sm100_model.for_device(sm_count))[0]
-    return best.split_k, f"split_k={best.split_k} (B200 model's best for this config)"
+    return config.family_info.model_module().split_for(config, m, n, k, l, out_dtype, sm_count)
 
 
 def _pick(
@@ -214,30 +153,36 @@ def _pick(
             rejected.append(f"{config.name}: {violation}")
     if not supported:
         raise ValueError(f"no config can run M={m} N={n} K={k} L={l} {out_dtype}: " + "; ".join(rejected))
-    if supported[0].family == "sm90":
-        # Decode (M <= 16): the direct kernel, measured on the H200 on 2026-11-22 (docs/perf_notes.md
-        # "Hopper v5"); from M = 17 up the wgmma configs, ranked by the fitted cost model.
-        direct = [c for c in supported if c.mma == "direct" and m <= c.tile[0]]
-        if direct:
-            return direct[0], f"direct decode kernel: M = {m} <= {direct[0].tile[0]} tokens"
-        ranked = sorted(
-            ((c, *_sm90_wgmma_best_split(c, m, n, k, l, sm_count)) for c in supported if c.mma == "wgmma"),
-            key=lambda entry: entry[2],
+    return supported[0].family_info.model_module().pick(tuple(supported), m, n, k, l, out_dtype, sm_count)
+
+
+def pinned_config(name: str, sm_major: Optional[int] = None, *, split_k: Optional[int] = None, k: int = 0) -> Config:
+    """The config table's row for `config=`, checked the same on every device: on a GPU of compute
+    capability `sm_major`.x it must belong to that GPU's family, and a pinned `split_k` must be within
+    what it splits K into. The one check of a pinned config (the resolver and the CPU path use it)."""
+    if not isinstance(name, str):
+        raise TypeError(f"config must be None or a config name (str), got {type(name).__name__}")
+    table = _table()
+    try:
+        config = table.by_name(name)
+    except KeyError:
+        known = ", ".join(c.name for c in table.configs)
+        raise ValueError(f"config={name!r} is not in the config table; it has: {known}") from None
+    if sm_major is not None and config.sm_major != sm_major:
+        family = ", ".join(c.name for c in table.configs if c.sm_major == sm_major) or "none"
+        raise ValueError(
+            f"config={name!r} is a {config.family} kernel (compute capability {config.sm_major}.x) and this GPU has "
+            f"compute capability {sm_major}.x; its configs are: {family}"
         )
-        choice, split_k, us = ranked[0]
-        why = f"sm90 model ({sm_count} SMs) predicts {us:.1f} us at split_k={split_k}"
-        if len(ranked) > 1:
-            why += f"; runner-up {ranked[1][0].name} split_k={ranked[1][1]} {ranked[1][2]:.1f} us"
-        return choice, why
-    # sm100: the analytic model (nvfp4_gemm/sm100_model.py, docs/b200_model.md) predicts every config
-    # at its best split count; the fastest wins, table order breaks ties.
-    machine = sm100_model.for_device(sm_count)
-    ranking = sm100_model.rank(tuple(supported), m, n, k, l, out_dtype, machine)
-    best = ranking[0]
-    why = f"B200 model ({machine.sm_count} SMs) predicts {best.describe()}"
-    if len(ranking) > 1:
-        why += f"; runner-up {ranking[1].config.name} split_k={ranking[1].split_k} {ranking[1].us:.2f} us"
-    return best.config, why
+    if split_k is not None:
+        _check_split(config, split_k, k)
+    return config
+
+
+def _check_split(config: Config, split_k: int, k: int) -> None:
+    violation = config.split_violation(split_k, k)
+    if violation is not None:
+        raise ValueError(violation)
 
 
 def _from_tuned_table(
@@ -280,14 +225,12 @@ def _resolve(
 ) -> Resolution:
     family_configs = candidates(sm_major)
     if not family_configs:
-        families = ", ".join(f"{f} (compute capability {v}.x)" for f, v in FAMILY_SM_MAJOR.items())
+        covered = ", ".join(f"{f.name} (compute capability {f.sm_major}.x)" for f in families.FAMILIES)
         raise UnsupportedDeviceError(
-            f"no kernel family for compute capability {sm_major}.x; the config table covers {families}"
+            f"no kernel family for compute capability {sm_major}.x; the config table covers {covered}"
         )
     if pinned is not None:
-        config = _table().by_name(pinned)
-        if config.sm_major != sm_major:
-            raise ValueError(f"config {pinned!r} runs on compute capability {config.sm_major}.x, not {sm_major}.x")
+        config = pinned_config(pinned, sm_major)
         violation = config.supports(m, n, k, l, out_dtype)
         if violation is not None:
             raise ValueError(f"config {pinned!r} cannot run M={m} N={n} K={k} L={l} {out_dtype}: {violation}")

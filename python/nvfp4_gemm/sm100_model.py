@@ -22,16 +22,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from ._checks import MAX_GRID_YZ
 from .configs import SM100_TILE_K, Config
+from .dtypes import NVFP4
+from .dtypes import out_dtype as _out_dtype
 
 __all__ = [
-    "B200", "Prediction", "Sm100Machine", "estimated_stages", "for_device", "pipeline_stages", "predict",
-    "rank", "report",
+    "B200", "Prediction", "Sm100Machine", "estimated_stages", "for_device", "grid_y_rows", "launch_grid", "pick",
+    "pipeline_stages", "predict", "rank", "report", "split_for",
 ]
 
-_OUT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
-# NVFP4 operand bytes per element: a 4-bit value plus a 1-byte scale per 16 values.
-_OPERAND_BYTES_PER_ELEMENT = 0.5 + 1 / 16
+
+# NVFP4 operand bytes per element: a 4-bit value plus a 1-byte scale per block of values.
+_OPERAND_BYTES_PER_ELEMENT = 0.5 + 1 / NVFP4.values_per_scale
 _PARTIAL_BYTES = 4  # split-K / stream-K partials are FP32 accumulators
 
 
@@ -89,10 +92,10 @@ def estimated_stages(config: Config, out_dtype: str, machine: Sm100Machine = B20
     a_rows = config.tile[0] // ctas
     b_rows = config.tile[1] // ctas
     k_bytes = SM100_TILE_K // 2
-    scale_bytes = (max(a_rows, 128) + max(b_rows, 128)) * (SM100_TILE_K // 16)
+    scale_bytes = (max(a_rows, NVFP4.tile_rows) + max(b_rows, NVFP4.tile_rows)) * (SM100_TILE_K // NVFP4.values_per_scale)
     stage = (a_rows + b_rows) * k_bytes + scale_bytes + 16
     # epilogue staging: CUTLASS's auto epilogue tile stores 2 buffers of 128 x 32 outputs here
-    carveout = 2 * 128 * 32 * _OUT_BYTES[out_dtype] + 1024
+    carveout = 2 * 128 * 32 * _out_dtype(out_dtype).bytes + 1024
     return max(1, (machine.smem_bytes - carveout) // stage)
 
 
@@ -184,7 +187,7 @@ def predict(
             operand_bytes = a_bytes * -(-kernel_n // tile_n) + b_bytes
         else:
             operand_bytes = a_bytes + b_bytes * -(-kernel_m // tile_m)
-    out_bytes = m * n * l * _OUT_BYTES[out_dtype]
+    out_bytes = m * n * l * _out_dtype(out_dtype).bytes
     partial_bytes = split_tiles * (pieces - 1) * tile_m * tile_n * _PARTIAL_BYTES * 2
     dram_floor = (operand_bytes + out_bytes + partial_bytes) / machine.dram_bytes_per_us
 
@@ -194,7 +197,7 @@ def predict(
     reduction = 0.0
     if pieces > 1:
         reduction = machine.latency_us + (pieces - 1) * tile_m * tile_n * _PARTIAL_BYTES / unit_bytes_per_us
-    epilogue = machine.latency_us / 2 + tile_m * tile_n * _OUT_BYTES[out_dtype] / unit_bytes_per_us
+    epilogue = machine.latency_us / 2 + tile_m * tile_n * _out_dtype(out_dtype).bytes / unit_bytes_per_us
 
     launch = machine.launch_us + (machine.workspace_clear_us if config.scheduler == "stream_k" else 0.0)
     fill = machine.latency_us
@@ -203,7 +206,7 @@ def predict(
         "launch": launch, "fill": fill, "k_loop": k_loop, "dram_floor": dram_floor,
         "reduction": reduction, "epilogue": epilogue, "stages": stages, "work": work,
     }
-    return Prediction(config=config, split_k=split_k if config.split_k else 1, us=total, terms=terms)
+    return Prediction(config=config, split_k=split_k if config.takes_split_k else 1, us=total, terms=terms)
 
 
 def rank(
@@ -225,6 +228,56 @@ def for_device(sm_count: int) -> Sm100Machine:
     return B200 if sm_count == B200.sm_count else replace(B200, sm_count=sm_count)
 
 
+def _ceil_div(x: int, y: int) -> int:
+    return -(-x // y)
+
+
+def _round_up(x: int, y: int) -> int:
+    return _ceil_div(x, y) * y
+
+
+def launch_grid(config: Config, m: int, n: int, l: int, split_k: int) -> tuple[int, int, int]:
+    """The CUDA grid (x, y, z) of CUTLASS 4.2's tile schedulers (cutlass/gemm/kernel/tile_scheduler_params.h):
+    the data-parallel one launches one CTA per tile, (M-side CTAs, N-side CTAs, L) of the kernel's own
+    problem (swap-AB: the user's N, M), transposed when it rasterizes along N unless that would put more than
+    65535 on y; stream-K's split-K mode launches (M-side, N-side, L * splits). Stream-K proper (split_k = 1)
+    may instead launch waves of at most one CTA per SM along z, which reach 65535 only past 65535 x SMs
+    output tiles (> 50 G outputs), more than a GPU holds: the tile grid stands for it."""
+    kernel_m, kernel_n = _kernel_view(config, m, n)
+    cluster_m, cluster_n = config.cluster
+    atom_m = 2 if config.two_sm else 1
+    ctas_m = _round_up(_ceil_div(kernel_m, config.tile[0]) * atom_m, cluster_m)
+    ctas_n = _round_up(_ceil_div(kernel_n, config.tile[1]), cluster_n)
+    if config.scheduler == "data_parallel":
+        clusters_m, clusters_n = ctas_m // cluster_m, ctas_n // cluster_n
+        if clusters_n <= clusters_m and clusters_m * cluster_n <= MAX_GRID_YZ:  # rasterized along N
+            return clusters_n * cluster_m, clusters_m * cluster_n, l
+    return ctas_m, ctas_n, l * split_k
+
+
+def grid_y_rows(config: Config) -> tuple[str, int]:
+    """The user's dimension along gridDim.y (without rasterization along N) and its rows per CTA."""
+    return ("M" if config.swap_ab else "N"), config.tile[1]
+
+
+def pick(configs: tuple[Config, ...], m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int) -> tuple[Config, str]:
+    """The family's selection model (families.py): every config predicted at its best split count; the
+    fastest wins, table order breaks ties."""
+    machine = for_device(sm_count)
+    ranking = rank(configs, m, n, k, l, out_dtype, machine)
+    best = ranking[0]
+    why = f"B200 model ({machine.sm_count} SMs) predicts {best.describe()}"
+    if len(ranking) > 1:
+        why += f"; runner-up {ranking[1].config.name} split_k={ranking[1].split_k} {ranking[1].us:.2f} us"
+    return best.config, why
+
+
+def split_for(config: Config, m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int) -> tuple[int, str]:
+    """The split-K count `config` runs the shape with (the model's best for it), and why."""
+    best = rank((config,), m, n, k, l, out_dtype, for_device(sm_count))[0]
+    return best.split_k, f"split_k={best.split_k} (B200 model's best for this config)"
+
+
 # The shapes docs/b200_model.md predicts: each ranked (N, K) at the decode batch sizes and M = 128.
 REPORT_MS = (1, 16, 64, 128, 256)
 
@@ -242,7 +295,7 @@ def report(configs: tuple[Config, ...], weights: tuple[tuple[int, int], ...], ma
             cells = []
             for m in REPORT_MS:
                 p = next(p for p in ranked[m] if p.config == config)
-                cell = f"{p.us:.1f}" + (f" s{p.split_k}" if config.split_k else "")
+                cell = f"{p.us:.1f}" + (f" s{p.split_k}" if config.takes_split_k else "")
                 cells.append(f"**{cell}**" if p is ranked[m][0] else cell)
             lines.append(f"| {config.name} | " + " | ".join(cells) + " |")
         lines.append("")

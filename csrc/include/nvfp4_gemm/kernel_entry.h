@@ -59,7 +59,7 @@ class PreparedLaunch {
 struct KernelEntry {
   const char* config_name;  // stable name from csrc/configs.toml
   OutDtype out_dtype;
-  int sm_major;  // compute capability major this kernel runs on (10 for sm_100 family)
+  int sm_major;  // compute capability major this kernel runs on (the family's, python/nvfp4_gemm/families.py)
 
   // Host-only: whether the kernel's own can_implement accepts the problem (no device touched).
   LaunchStatus (*can_implement)(const GemmProblem&);
@@ -87,6 +87,11 @@ struct KernelEntry {
   // for families that launch through `launch`.
   std::unique_ptr<PreparedLaunch> (*prepare)(const GemmProblem& shape, const LaunchContext& ctx,
                                              LaunchStatus* status) = nullptr;
+
+  // The dynamic shared memory the kernel launches with, and (test hook) the kernel's
+  // maxDynamicSharedMemorySize attribute in the current device's context (-1: unreadable).
+  int dynamic_smem_bytes = 0;
+  int (*dynamic_smem_attribute)() = nullptr;
 };
 
 }  // namespace nvfp4_gemm

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "nvfp4_gemm/dtypes.h"  // generated from python/nvfp4_gemm/dtypes.py: OutDtype, Nvfp4Format
+
 namespace nvfp4_gemm {
 
 // out[l, m, n] = alpha * sum_k deq(a)[l, m, k] * deq(b)[l, n, k], see shared/spec/nvfp4.md.
@@ -21,8 +23,6 @@ struct GemmProblem {
   void* out = nullptr;                   // (l, m, n) row-major, element type per kernel
   const float* alpha = nullptr;          // device scalar, or nullptr for alpha = 1
 };
-
-enum class OutDtype : int { kFloat16 = 0, kBFloat16 = 1, kFloat32 = 2 };
 
 // Which operand a scale-factor layout query is about.
 enum class ScaleOperand : int { kA = 0, kB = 1 };

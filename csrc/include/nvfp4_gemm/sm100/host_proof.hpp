@@ -27,13 +27,14 @@ void scale_offsets(ScaleOperand operand, int rows, int k, int l, std::int64_t* o
   // For a swap-AB kernel the user's a scales are the kernel's SFB: the hook answers for the user's
   // operand, so the test's expectation is the same for every kernel.
   const auto& layout = Kernel::user_scale_layout(args, operand);
-  const int k_blocks = k / 16;
+  constexpr int kBlock = Nvfp4Format::kValuesPerScale;
+  const int k_blocks = k / kBlock;
   // The scale layouts are indexed by element coordinates (row, k, l) with stride 0 inside each
-  // 16-element block, so block c is read at k = 16 * c.
+  // block of kBlock elements, so block c is read at k = kBlock * c.
   std::int64_t i = 0;
   for (int batch = 0; batch < l; ++batch)
     for (int r = 0; r < rows; ++r)
-      for (int c = 0; c < k_blocks; ++c) offsets[i++] = layout(r, 16 * c, batch);
+      for (int c = 0; c < k_blocks; ++c) offsets[i++] = layout(r, kBlock * c, batch);
 }
 
 template <class Kernel>
@@ -70,12 +71,13 @@ void host_reference(const GemmProblem& p, double alpha, double* out) {
   cutlass::reference::host::Gemm3x(mainloop, epilogue);
 }
 
-// The registry entry for one instantiation; the generator emits one call per (config, out dtype).
+// The registry entry for one instantiation; the generator emits one call per (config, out dtype), with
+// the family's compute capability major (python/nvfp4_gemm/families.py).
 template <class Kernel>
-constexpr KernelEntry make_entry(const char* config_name, OutDtype out_dtype) {
+constexpr KernelEntry make_entry(const char* config_name, OutDtype out_dtype, int sm_major) {
   return KernelEntry{config_name,
                      out_dtype,
-                     /*sm_major=*/10,
+                     sm_major,
                      &Kernel::can_implement,
                      &Kernel::workspace_bytes,
                      &Kernel::counters_needed,
@@ -83,7 +85,9 @@ constexpr KernelEntry make_entry(const char* config_name, OutDtype out_dtype) {
                      &scale_offsets<Kernel>,
                      &host_reference<Kernel>,
                      Kernel::kPipelineStages,
-                     &Kernel::prepare};
+                     &Kernel::prepare,
+                     Kernel::kDynamicSmemBytes,
+                     &Kernel::dynamic_smem_attribute};
 }
 
 }  // namespace nvfp4_gemm::sm100

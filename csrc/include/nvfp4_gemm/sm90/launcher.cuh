@@ -2,6 +2,7 @@
 // tile> per config table row and output dtype (instantiated by the generated translation units).
 #pragma once
 
+#include "nvfp4_gemm/dynamic_smem.h"
 #include "nvfp4_gemm/kernel_entry.h"
 #include "nvfp4_gemm/problem.h"
 #include "nvfp4_gemm/sm90/direct_gemm.cuh"
@@ -53,6 +54,23 @@ inline bool tokens_tensor_map(CUtensorMap* map, const void* tokens, int k, int m
   return true;
 }
 
+// The GEMM kernel of one (token tile, weight tile, out dtype, kind), named only for its own kind (naming
+// the other kind's kernel would instantiate it for tiles it does not support).
+template <int kTileM, int kTileN, class ElementOut, Kind kKind>
+struct GemmKernelOf;
+
+template <int kTileM, int kTileN, class ElementOut>
+struct GemmKernelOf<kTileM, kTileN, ElementOut, Kind::kWgmma> {
+  using Smem = DynamicSmem<wgmma_gemm_kernel<kTileM, kTileN, ElementOut>>;
+  static constexpr int kSmemBytes = WgmmaShape<kTileM, kTileN>::kSmemBytes;
+};
+
+template <int kTileM, int kTileN, class ElementOut>
+struct GemmKernelOf<kTileM, kTileN, ElementOut, Kind::kDirect> {
+  using Smem = DynamicSmem<direct_decode_kernel<kTileM, ElementOut>>;
+  static constexpr int kSmemBytes = direct::kSmemBytes;
+};
+
 // The launcher and its registry hooks for one (token tile, out dtype, kernel, weight tile).
 template <int kTileM, class ElementOut, Kind kKind, int kTileN = detail::kTileN>
 struct DequantGemm {
@@ -67,7 +85,8 @@ struct DequantGemm {
   }
 
   static LaunchStatus can_implement(const GemmProblem& p) {
-    if (p.m < 1 || p.n < 1 || p.l < 1 || p.k < 32 || p.k % 32 != 0) {
+    static_assert(Nvfp4Format::kKAlignment == 32, "the message below names the K alignment");
+    if (p.m < 1 || p.n < 1 || p.l < 1 || p.k < Nvfp4Format::kKAlignment || p.k % Nvfp4Format::kKAlignment != 0) {
       return {false, "needs M, N, L >= 1 and K a positive multiple of 32"};
     }
     if (p.n % 4 != 0) return {false, "needs N a multiple of 4"};
@@ -88,7 +107,10 @@ struct DequantGemm {
     return split_k <= 1 ? 0 : static_cast<std::size_t>(tiles(p));
   }
 
-  static constexpr int kMaxDevices = 64;  // the binding's device limit
+  // The GEMM kernel this instantiation launches (after the prepass, if any) and its shared memory.
+  using Smem = typename GemmKernelOf<kTileM, kTileN, ElementOut, kKind>::Smem;
+  static constexpr int kDynamicSmemBytes = GemmKernelOf<kTileM, kTileN, ElementOut, kKind>::kSmemBytes;
+  static int dynamic_smem_attribute() { return Smem::attribute(); }
 
   static LaunchStatus launch(const GemmProblem& p, const LaunchContext& ctx) {
     LaunchStatus ok = can_implement(p);
@@ -115,32 +137,29 @@ struct DequantGemm {
     params.l = p.l;
     params.split_k = split_k;
     params.stages_total = stages_total(p);
-    params.scale_cols_padded = (p.k / 16 + 3) / 4 * 4;
-    params.a_scale_batch = static_cast<long long>((p.m + 127) / 128 * 128) * params.scale_cols_padded;
-    params.b_scale_batch = static_cast<long long>((p.n + 127) / 128 * 128) * params.scale_cols_padded;
+    using Format = Nvfp4Format;
+    params.scale_cols_padded =
+        (p.k / Format::kValuesPerScale + Format::kScaleTileCols - 1) / Format::kScaleTileCols * Format::kScaleTileCols;
+    const auto padded_rows = [](int rows) {
+      return static_cast<long long>((rows + Format::kScaleTileRows - 1) / Format::kScaleTileRows) *
+             Format::kScaleTileRows;
+    };
+    params.a_scale_batch = padded_rows(p.m) * params.scale_cols_padded;
+    params.b_scale_batch = padded_rows(p.n) * params.scale_cols_padded;
     std::uint8_t* workspace = static_cast<std::uint8_t*>(ctx.workspace);
     if (kPrepass) params.tokens = reinterpret_cast<const __half*>(workspace);
     if (split_k > 1) {
       params.counters = ctx.counters;
       params.partials = reinterpret_cast<float*>(workspace + token_bytes(p));
     }
-    // Above 48 KB a kernel must opt in to its dynamic shared memory. The attribute belongs to the
-    // device's context, so it is set once per device (the binding made `ctx.device_id` current).
-    static bool attribute_set[kMaxDevices] = {};
-    if (ctx.device_id < 0 || ctx.device_id >= kMaxDevices) return {false, "device index out of range"};
-    auto opt_in = [&](auto kernel, int smem_bytes) {
-      if (attribute_set[ctx.device_id]) return true;
-      if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes) != cudaSuccess) {
-        return false;
-      }
-      attribute_set[ctx.device_id] = true;
-      return true;
-    };
+    // Above 48 KB the kernel opts in to its dynamic shared memory, once per device (dynamic_smem.h).
+    if (!Smem::opt_in(ctx.device_id, kDynamicSmemBytes)) {
+      return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
+    }
     const dim3 grid((p.n + kTileN - 1) / kTileN, (p.m + kTileM - 1) / kTileM, p.l * split_k);
     if constexpr (kKind == Kind::kWgmma) {
       using Shape = WgmmaShape<kTileM, kTileN>;
       auto kernel = wgmma_gemm_kernel<kTileM, kTileN, ElementOut>;
-      if (!opt_in(kernel, Shape::kSmemBytes)) return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
       CUtensorMap tokens_map;
       if (!tokens_tensor_map(&tokens_map, params.tokens, p.k, p.m, p.l, kTileM)) {
         return {false, "cuTensorMapEncodeTiled failed for the prepass's fp16 tokens"};
@@ -164,7 +183,6 @@ struct DequantGemm {
       if (cudaLaunchKernelEx(&config, kernel, params, tokens_map) != cudaSuccess) return {false, "kernel launch failed"};
     } else {
       auto kernel = direct_decode_kernel<kTileM, ElementOut>;
-      if (!opt_in(kernel, direct::kSmemBytes)) return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
       kernel<<<grid, direct::kThreads, direct::kSmemBytes, ctx.stream>>>(params);
       if (cudaGetLastError() != cudaSuccess) return {false, "kernel launch failed"};
     }
@@ -176,11 +194,14 @@ struct DequantGemm {
 
 namespace nvfp4_gemm::sm90 {
 
+// The registry entry for one instantiation; the generator emits one call per (config, out dtype), with
+// the family's compute capability major (python/nvfp4_gemm/families.py).
 template <class Kernel>
-constexpr KernelEntry make_entry(const char* config_name, OutDtype out_dtype) {
-  return KernelEntry{config_name,          out_dtype,       /*sm_major=*/9,
+constexpr KernelEntry make_entry(const char* config_name, OutDtype out_dtype, int sm_major) {
+  return KernelEntry{config_name,          out_dtype,       sm_major,
                      &Kernel::can_implement, &Kernel::workspace_bytes, &Kernel::counters_needed, &Kernel::launch,
-                     /*scale_offsets=*/nullptr, /*host_reference=*/nullptr};
+                     /*scale_offsets=*/nullptr, /*host_reference=*/nullptr, /*pipeline_stages=*/0,
+                     /*prepare=*/nullptr,  Kernel::kDynamicSmemBytes, &Kernel::dynamic_smem_attribute};
 }
 
 }  // namespace nvfp4_gemm::sm90

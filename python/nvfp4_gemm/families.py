@@ -1,0 +1,168 @@
+"""The kernel families, as data: one entry per family, read by every layer that needs a family's facts.
+
+Readers: the build (CMakeLists.txt asks `python -m nvfp4_gemm.families archs` for the architectures
+it accepts; csrc/generate_kernels.py takes each family's headers, kernel template and sm major), the
+config table's checks (configs.py), the runtime's device support (ops.py), and the resolver, which
+finds each family's selection model (`model`) through it. Adding a family is one `Family` entry here,
+its header under csrc/include/nvfp4_gemm/<name>/ (with `make_entry`), and its rows in configs.toml.
+
+Pure Python with no third-party imports: the kernel generator loads it at build time.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import sys
+from dataclasses import dataclass
+from typing import Optional
+
+__all__ = [
+    "Family", "FAMILIES", "DEFAULT_FAMILY", "SM100_TILE_K", "by_name", "for_sm_major", "arch_capabilities",
+    "supported_archs",
+]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One kernel family: a template under csrc/include/nvfp4_gemm/<name>/ and the GPUs it runs on."""
+
+    name: str
+    sm_major: int  # compute capability major of every GPU it runs on
+    # nvcc architectures (NVFP4_GEMM_CUDA_ARCHS entries) that compile it -> the compute capabilities each
+    # runs on. An 'a' target runs only on its own chip; an 'f' family target (nvcc 12.9+) also on the
+    # family's later members (sm_100f: B200 and B300).
+    archs: dict
+    # The GPU the family's model describes when no device is given, and its multiprocessor count (a real
+    # device's own count replaces it).
+    reference_gpu: str
+    reference_sm_count: int
+    # The module of nvfp4_gemm holding the family's Python side: its selection model, pick(configs, m, n,
+    # k, l, out_dtype, sm_count) -> (config, why) and split_for(config, m, n, k, l, out_dtype, sm_count) ->
+    # (split_k, why), and its launch geometry, launch_grid(config, m, n, l, split_k) -> (x, y, z) and
+    # grid_y_rows(config) -> (the user's dimension along gridDim.y, rows per CTA).
+    model: str
+    # Headers the generated translation units include, and the C++ type of one kernel: a str.format
+    # template over the fields generate_kernels.py gives it (tile_m, tile_n, tile_k, cluster_m, cluster_n,
+    # element, mma_enum, stream_k, swap_ab); the family's `make_entry<Kernel>(name, out dtype, sm major)` turns
+    # it into a registry entry.
+    headers: tuple
+    kernel: str
+    # Which C++ spelling of the output element type the template takes: "cutlass" or "cuda" (dtypes.py).
+    element_spelling: str
+    # The config table's vocabulary for the family (configs.py checks every row against it): per MMA kind
+    # (a row names its kind unless the family has one) the tiles [M, N, K] it compiles and the config name's format (fields:
+    # tile, cluster, sms, swap_ab, stream_k); the tile schedulers; the largest cluster dimension (1: no
+    # clusters); the tile M of a 2-SM (CTA pair) MMA (0: none); tile N that stream-K cannot run. Rows of a
+    # scheduler in `split_k_schedulers` take a split-K count at run time (configs.Config.takes_split_k).
+    tiles: dict
+    names: dict
+    schedulers: tuple = ("data_parallel",)
+    split_k_schedulers: tuple = ()
+    max_cluster: int = 1
+    swap_ab: bool = False
+    two_sm_tile_m: int = 0
+    stream_k_unsupported_tile_n: tuple = ()
+    # Largest blocked scales of one matrix the kernels index, in bytes (0: no limit below the sizes').
+    max_scale_bytes: int = 0
+
+    @property
+    def mmas(self) -> tuple:
+        return tuple(self.tiles)
+
+    def model_module(self):
+        """The module named by `model` (imported on first use, at run time; the build never asks)."""
+        return importlib.import_module(f"{__package__}.{self.model}")
+
+
+# sm100 K tile: one MMA tile of K (two 128-element scale-vector groups); a split or stream-K unit is one.
+SM100_TILE_K = 256
+
+FAMILIES = (
+    Family(
+        name="sm100",
+        sm_major=10,
+        archs={"100a": ((10, 0),), "100f": ((10, 0), (10, 3)), "103a": ((10, 3),), "103f": ((10, 3),)},
+        # 148 SMs: 2 dies x 74 enabled SMs (Chips and Cheese, "Nvidia's B200: Keeping the CUDA juggernaut rolling")
+        reference_gpu="B200",
+        reference_sm_count=148,
+        model="sm100_model",
+        headers=("nvfp4_gemm/sm100/blockscaled_gemm.cuh", "nvfp4_gemm/sm100/host_proof.hpp"),
+        kernel=(
+            "sm100::BlockScaledGemm<{tile_m}, {tile_n}, {tile_k}, {cluster_m}, {cluster_n}, {element}, "
+            "/*StreamK=*/{stream_k}, /*SwapAB=*/{swap_ab}>"
+        ),
+        element_spelling="cutlass",
+        # CUTLASS 4.2 block-scaled MMA shapes (cutlass/gemm/collective/builders/sm100_blockscaled_*): M = 128
+        # (1SM) or 256 (2SM), N in {64, 128, 192, 256}
+        tiles={"tcgen05": tuple(itertools.product((128, 256), (64, 128, 192, 256), (SM100_TILE_K,)))},
+        names={"tcgen05": "sm100_{sms}_{tile}_c{cluster}{swap_ab}{stream_k}"},
+        # CUTLASS's default persistent data-parallel scheduler, or its stream-K scheduler (split count set
+        # at run time)
+        schedulers=("data_parallel", "stream_k"),
+        split_k_schedulers=("stream_k",),
+        max_cluster=4,
+        swap_ab=True,
+        two_sm_tile_m=256,
+        # CUTLASS 4.2's stream-K silently runs data-parallel for N = 192 tiles
+        # (sm100_tile_scheduler_stream_k.hpp, ForceDataParallel), so the table refuses that pairing.
+        stream_k_unsupported_tile_n=(192,),
+        # CUTLASS's sm100 scale-factor layout (Sm1xxBlkScaledConfig) has 32-bit strides
+        max_scale_bytes=2**31 - 1,
+    ),
+    Family(
+        name="sm90",
+        sm_major=9,
+        archs={"90a": ((9, 0),)},
+        # 132 SMs: H100 SXM and H200 (NVIDIA's datasheets)
+        reference_gpu="H100/H200 SXM",
+        reference_sm_count=132,
+        model="sm90_model",
+        headers=("nvfp4_gemm/sm90/launcher.cuh",),
+        kernel="sm90::DequantGemm<{tile_m}, {element}, sm90::Kind::{mma_enum}, {tile_n}>",
+        element_spelling="cuda",
+        # wgmma: [tokens, weight rows, K stage]; the accumulators, tokens x weight rows / 256 FP32 per
+        # consumer thread, must fit in registers, so at most 128 x 256 or 256 x 128. direct (decode): 16
+        # tokens x 128 weight rows per CTA, K in chunks of 64, its split-K unit.
+        tiles={
+            "wgmma": ((64, 128, 128), (128, 128, 128), (256, 128, 128), (64, 256, 128), (128, 256, 128)),
+            "direct": ((16, 128, 64),),
+        },
+        # "prepass": the wgmma kernel reads tokens dequantized once per call (names of tuned tables
+        # measured with the in-CTA kernels of Hopper v3-v5 stay unknown instead of meaning another kernel)
+        names={"wgmma": "sm90_wgmma_{tile}_prepass_splitk", "direct": "sm90_direct_{tile}_splitk"},
+        split_k_schedulers=("data_parallel",),  # every sm90 kernel has its own split-K
+    ),
+)
+
+# The family a resolution without a device (device=None) is made for.
+DEFAULT_FAMILY = "sm100"
+
+
+def by_name(name: str) -> Family:
+    for family in FAMILIES:
+        if family.name == name:
+            return family
+    raise KeyError(f"unknown kernel family {name!r}; the families are: {', '.join(f.name for f in FAMILIES)}")
+
+
+def for_sm_major(sm_major: int) -> Optional[Family]:
+    """The family that runs on compute capability `sm_major`.x, or None."""
+    return next((f for f in FAMILIES if f.sm_major == sm_major), None)
+
+
+def arch_capabilities() -> dict:
+    """Every compiled architecture's name as the extension reports it ('sm_100f') -> the compute
+    capabilities it runs on."""
+    return {f"sm_{arch}": caps for family in FAMILIES for arch, caps in family.archs.items()}
+
+
+def supported_archs() -> list:
+    """The NVFP4_GEMM_CUDA_ARCHS entries a build accepts, in family order."""
+    return [arch for family in FAMILIES for arch in family.archs]
+
+
+if __name__ == "__main__":  # CMakeLists.txt: `python families.py archs` prints the accepted architectures
+    if sys.argv[1:] != ["archs"]:
+        sys.exit("usage: families.py archs")
+    print(";".join(supported_archs()))

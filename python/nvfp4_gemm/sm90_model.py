@@ -1,0 +1,108 @@
+"""The sm90 (Hopper) family's selection model: which config runs a shape and with how many K splits.
+
+The resolver reaches it through the family descriptor (families.py, `model`): `pick` chooses among the
+family's configs that accept the shape, `split_for` chooses the split-K count of a config. Decode
+(M <= 16 tokens) runs the direct kernel, which fills the SMs' CTA slots with splits; from M = 17 up the
+wgmma configs are ranked by a cost model fitted to measured timings. Where the choices and constants
+come from (the measurements, their dates, how close the picks are to the measured best):
+docs/perf_notes.md, "Hopper v5" and "Hopper v6" ("The resolver's sm90 model").
+"""
+
+from __future__ import annotations
+
+from .configs import Config
+
+__all__ = ["grid_y_rows", "launch_grid", "pick", "split_for", "wgmma_terms", "wgmma_predict_us"]
+
+# direct decode kernel (csrc/include/nvfp4_gemm/sm90/direct_gemm.cuh): __launch_bounds__(256, 2), 64 KB of
+# shared memory -> 2 resident CTAs per SM; a split should fill its loads in flight, so it gets at least 4 K
+# chunks of 64. The split fills the SMs' CTA slots.
+DIRECT_CTAS_PER_SM = 2
+DIRECT_MIN_CHUNKS_PER_SPLIT = 4
+
+# wgmma kernel (wgmma_gemm.cuh, one CTA per SM): a cost model fitted by benchmarks/fit_sm90_model.py to
+# every candidate a Hopper sweep timed (benchmarks/sweep_hopper.py):
+#   us = fixed[tile] + per_stage[tile] * waves * ceil(stages / split)
+#        + (split > 1) * (split_fixed + split_reduction * (split - 1) * M * N / 1e6),
+# waves = ceil(tiles * split / SMs). fixed: the prepass, launch, pipeline fill and epilogue; per_stage: one
+# 128-K stage of one CTA; split_fixed: the split-K epilogue's partial tile round trip and counter;
+# split_reduction: the partials the last split reads back.
+WGMMA_COST = {
+    (64, 128): (5.74, 0.6018),
+    (64, 256): (8.82, 0.9805),
+    (128, 128): (6.5, 0.8065),
+    (128, 256): (12.99, 1.4295),
+    (256, 128): (8.4, 1.411),
+}
+SPLIT_FIXED_US = 7.37
+SPLIT_REDUCTION_US_PER_MELEMENT = 6.09
+# The wgmma split counts the model weighs (each also within the config's own bound, Config.max_split_k).
+MAX_SPLIT = 16
+
+
+def launch_grid(config: Config, m: int, n: int, l: int, split_k: int) -> tuple[int, int, int]:
+    """The grid the launcher (csrc/include/nvfp4_gemm/sm90/launcher.cuh) launches: (weight tiles, token
+    tiles, L * split_k). (The token prepass runs a 1-D grid of L * M * K / 8192 CTAs: past 2^31 - 1 only
+    for fp16 tokens of > 32 TB.)"""
+    return -(-n // config.tile[1]), -(-m // config.tile[0]), l * split_k
+
+
+def grid_y_rows(config: Config) -> tuple[str, int]:
+    """The user's dimension along gridDim.y and its rows per CTA: the tokens, M."""
+    return "M", config.tile[0]
+
+
+def _direct_split(config: Config, m: int, n: int, k: int, l: int, sm_count: int) -> tuple[int, str]:
+    tiles = -(-n // config.tile[1]) * -(-m // config.tile[0]) * l
+    chunks = -(-k // config.tile[2])
+    slots = DIRECT_CTAS_PER_SM * sm_count
+    split_k = max(1, min(chunks // DIRECT_MIN_CHUNKS_PER_SPLIT, slots // tiles))
+    return split_k, (
+        f"split_k={split_k}: {tiles} output tiles on {sm_count} SMs x {DIRECT_CTAS_PER_SM} CTAs, "
+        f"{chunks} K chunks (>= {DIRECT_MIN_CHUNKS_PER_SPLIT} per split)"
+    )
+
+
+def wgmma_terms(config: Config, m: int, n: int, k: int, l: int, split_k: int, sm_count: int) -> tuple[float, float, float]:
+    """The wgmma cost model's variables for one (config, split_k): (waves x stages per CTA, 1 if split
+    else 0, (split - 1) x M x N / 1e6). The model is linear in them; the fit reads them too."""
+    tiles = -(-n // config.tile[1]) * -(-m // config.tile[0]) * l
+    waves = -(-tiles * split_k // sm_count)
+    stages = -(-k // config.tile[2])
+    return waves * -(-stages // split_k), float(split_k > 1), (split_k - 1) * m * n * l / 1e6
+
+
+def wgmma_predict_us(config: Config, m: int, n: int, k: int, l: int, split_k: int, sm_count: int) -> float:
+    """The fitted wgmma cost model's time for one (config, split_k) (see WGMMA_COST)."""
+    fixed, per_stage = WGMMA_COST[(config.tile[0], config.tile[1])]
+    stage_term, split_term, reduction_term = wgmma_terms(config, m, n, k, l, split_k, sm_count)
+    return fixed + per_stage * stage_term + SPLIT_FIXED_US * split_term + SPLIT_REDUCTION_US_PER_MELEMENT * reduction_term
+
+
+def _wgmma_best_split(config: Config, m: int, n: int, k: int, l: int, sm_count: int) -> tuple[int, float]:
+    splits = [s for s in range(1, MAX_SPLIT + 1) if s <= config.max_split_k(k)]
+    return min(((s, wgmma_predict_us(config, m, n, k, l, s, sm_count)) for s in splits), key=lambda sp: sp[1])
+
+
+def split_for(config: Config, m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int) -> tuple[int, str]:
+    """The split-K count `config` runs the shape with, and why."""
+    if config.mma == "direct":
+        return _direct_split(config, m, n, k, l, sm_count)
+    split_k, us = _wgmma_best_split(config, m, n, k, l, sm_count)
+    return split_k, f"split_k={split_k} (sm90 model's best for this config: {us:.1f} us on {sm_count} SMs)"
+
+
+def pick(configs: tuple[Config, ...], m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int) -> tuple[Config, str]:
+    """The config among `configs` (the family's, each accepting the shape) that runs it, and why."""
+    direct = [c for c in configs if c.mma == "direct" and m <= c.tile[0]]
+    if direct:
+        return direct[0], f"direct decode kernel: M = {m} <= {direct[0].tile[0]} tokens"
+    ranked = sorted(
+        ((c, *_wgmma_best_split(c, m, n, k, l, sm_count)) for c in configs if c.mma == "wgmma"),
+        key=lambda entry: entry[2],
+    )
+    choice, split_k, us = ranked[0]
+    why = f"sm90 model ({sm_count} SMs) predicts {us:.1f} us at split_k={split_k}"
+    if len(ranked) > 1:
+        why += f"; runner-up {ranked[1][0].name} split_k={ranked[1][1]} {ranked[1][2]:.1f} us"
+    return choice, why

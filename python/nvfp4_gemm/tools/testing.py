@@ -1,0 +1,177 @@
+"""Random NVFP4 operands for tests, benchmarks and the demo.
+
+FP4 bytes are uniform over all 256 values (so every one of the 16 codes appears in both nibbles);
+scales are drawn from a spread of positive e4m3 values so that blocks differ. Nothing is ever
+all-zero or all-equal (shared/spec/nvfp4.md, "Correctness bar").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+
+from ..formats import SCALE_BLOCK, blocked_scale_numel, from_blocked, reference_gemm_float64, round_once, to_blocked, ulp
+
+__all__ = [
+    "Operands",
+    "random_operands",
+    "random_scales",
+    "earned_tolerance",
+    "check_against_reference",
+    "assert_blocked_like",
+]
+
+_FP32_UNIT_ROUNDOFF = 2.0**-24
+
+
+@dataclass
+class Operands:
+    a: torch.Tensor  # (m, k/2) or (l, m, k/2) uint8
+    b: torch.Tensor  # (n, k/2) or (l, n, k/2) uint8
+    a_scale: torch.Tensor  # blocked, flat, float8_e4m3fn
+    b_scale: torch.Tensor
+    alpha: Optional[torch.Tensor]  # fp32 scalar tensor or None
+
+
+def random_scales(
+    rows: int, k: int, l: int, generator: torch.Generator, exponent_range: tuple[int, int] = (-3, 1)
+) -> torch.Tensor:
+    """Plain (l, rows, k/16) e4m3 scales: 2**e * (1 + f/8), e in exponent_range, f in 0..7.
+
+    These are exact e4m3 values (3 mantissa bits), positive, as quantizers produce them. The
+    default 0.125..3.75 is close to the GPU MODE data (scales 0..3): outputs have a standard
+    deviation of ~2.3e3 at K = 16384 and stay far inside fp16's range (65504).
+    """
+    shape = (l, rows, k // 16)
+    exponent = torch.randint(exponent_range[0], exponent_range[1] + 1, shape, generator=generator)
+    fraction = torch.randint(0, 8, shape, generator=generator)
+    values = torch.ldexp(1.0 + fraction.to(torch.float32) / 8.0, exponent.to(torch.float32))
+    return values.to(torch.float8_e4m3fn)
+
+
+def random_operands(
+    m: int,
+    n: int,
+    k: int,
+    l: Optional[int] = None,
+    *,
+    seed: int,
+    device: torch.device | str = "cpu",
+    with_alpha: bool = False,
+    padding_byte: int = 0,
+) -> Operands:
+    """Fresh random operands. `l=None` gives 2-D operands; an int gives (l, rows, k/2) ones.
+
+    `padding_byte` fills the blocked layout's padding (the contract says kernels must ignore it:
+    use a nonzero finite e4m3 byte such as 0x38 (= 1.0) to test that).
+    """
+    generator = torch.Generator().manual_seed(seed)
+    batches = 1 if l is None else l
+    a = torch.randint(0, 256, (batches, m, k // 2), dtype=torch.uint8, generator=generator)
+    b = torch.randint(0, 256, (batches, n, k // 2), dtype=torch.uint8, generator=generator)
+    a_scale = _blocked_with_padding(random_scales(m, k, batches, generator), padding_byte)
+    b_scale = _blocked_with_padding(random_scales(n, k, batches, generator), padding_byte)
+    assert a_scale.numel() == blocked_scale_numel(m, k, batches)
+    alpha = None
+    if with_alpha:
+        alpha = torch.ldexp(torch.tensor(1.0 + torch.rand((), generator=generator).item()), torch.tensor(-3.0))
+        alpha = alpha.to(torch.float32).reshape(())
+    if l is None:
+        a, b = a[0], b[0]
+    return Operands(
+        a=a.to(device),
+        b=b.to(device),
+        a_scale=a_scale.to(device),
+        b_scale=b_scale.to(device),
+        alpha=None if alpha is None else alpha.to(device),
+    )
+
+
+def _blocked_with_padding(plain: torch.Tensor, padding_byte: int) -> torch.Tensor:
+    blocked = to_blocked(plain)
+    if padding_byte:
+        marker = to_blocked(torch.ones_like(plain.view(torch.uint8))).bool()
+        blocked.view(torch.uint8)[~marker] = padding_byte
+    return blocked
+
+
+def fp32_roundings(k: int) -> int:
+    """The FP32 roundings along one output's accumulation chain, at most, in every kernel of the table:
+    one per 16-element MMA step, one per split-K partial (at most one per 128-element stage), alpha and
+    the final rescale: the `roundings` of `check_against_reference` for K = `k`."""
+    return k // 16 + k // 128 + 2
+
+
+def earned_tolerance(exact: torch.Tensor, magnitude: torch.Tensor, out_dtype: torch.dtype, roundings: int) -> torch.Tensor:
+    """Per-element bound on |kernel - exact| for a kernel that accumulates in FP32 and rounds once.
+
+    The kernel's FP32 sum s drifts from the exact sum by at most E = 2 * roundings * 2**-24 * T,
+    T = |alpha| * sum_k |a_k b_k| (`magnitude`), where `roundings` counts the FP32 roundings along
+    one output's accumulation chain; the factor 2 covers tensor cores that truncate instead of
+    rounding to nearest when they accumulate (Fasi, Higham, Mikaitis, Pranesh, "Numerical behavior
+    of NVIDIA tensor cores", PeerJ Comput. Sci. 2021). The output is then one rounding of s:
+    |out - exact| <= ulp_out(|exact| + E) / 2 + E. Away from cancellation this is about half an
+    output ulp, stricter than the contract's rtol = atol = 1e-3; near zero it is the FP32 noise.
+    """
+    drift = 2.0 * roundings * _FP32_UNIT_ROUNDOFF * magnitude
+    return ulp(exact.abs() + drift, out_dtype) / 2 + drift
+
+
+def check_against_reference(out: torch.Tensor, ops: Operands, roundings: int) -> tuple[bool, str]:
+    """(passed, summary) of `out` against the exact reference under `earned_tolerance`."""
+    exact = reference_gemm_float64(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha)
+    magnitude = reference_gemm_float64(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, magnitude=True)
+    tolerance = earned_tolerance(exact, magnitude, out.dtype, roundings)
+    error = (out.to(torch.float64) - exact).abs()
+    finite = bool(torch.isfinite(out).all())
+    worst = float((error / tolerance).max()) if finite else float("inf")
+    bitwise = float((out == round_once(exact, out.dtype)).double().mean())
+    outside_contract = int((error > 1e-3 + 1e-3 * exact.abs()).sum())
+    summary = (
+        f"max |err| / earned tolerance = {worst:.3f}, {bitwise:.2%} bitwise equal to the exact rounding, "
+        f"{outside_contract} of {out.numel()} outside rtol = atol = 1e-3"
+    )
+    return finite and worst <= 1.0, summary
+
+
+def assert_blocked_like(reference_plain: torch.Tensor, blocked: torch.Tensor) -> None:
+    """Assert that `blocked` holds the scales `reference_plain` in the blocked layout gemm reads.
+
+    `reference_plain`: plain row-major scales (rows, K/16) or (L, rows, K/16), as a quantizer computes
+    them; `blocked`: what you are about to pass as a_scale or b_scale. Padding bytes are not compared
+    (the kernels ignore them). gemm checks the scales' size, not their order: plain scales whose
+    size happens to match (rows a multiple of 128, K/16 of 4) are accepted and give a wrong result.
+    This check names that mistake; nvfp4_gemm.to_blocked(reference_plain) is the fix.
+    """
+    plain = reference_plain.unsqueeze(0) if reference_plain.dim() == 2 else reference_plain
+    if plain.dim() != 3:
+        raise AssertionError(f"reference_plain must be (rows, K/16) or (L, rows, K/16), got {tuple(reference_plain.shape)}")
+    if blocked.dtype != plain.dtype:
+        raise AssertionError(f"blocked has dtype {blocked.dtype}, reference_plain {plain.dtype}")
+    batches, rows, cols = plain.shape
+    k = cols * SCALE_BLOCK
+    expected = blocked_scale_numel(rows, k, batches)
+    if blocked.numel() != expected:
+        raise AssertionError(
+            f"blocked holds {blocked.numel()} scales; the blocked layout of {batches} x {rows} x {cols} plain scales "
+            f"holds L * round_up(rows, 128) * round_up(K/16, 4) = {expected}: build it with "
+            f"nvfp4_gemm.to_blocked(reference_plain)"
+        )
+    want = plain.contiguous().view(torch.uint8)
+    got = from_blocked(blocked, rows, k, batches).view(torch.uint8)
+    if torch.equal(got, want):
+        return
+    if torch.equal(blocked.contiguous().view(torch.uint8).reshape(-1)[: want.numel()], want.reshape(-1)):
+        raise AssertionError(
+            "blocked holds the scales in plain row-major order, not in the blocked (cuBLAS 128x4) layout gemm "
+            "reads: pass nvfp4_gemm.to_blocked(reference_plain)"
+        )
+    wrong = (got != want).nonzero()
+    first = tuple(int(i) for i in wrong[0])
+    raise AssertionError(
+        f"blocked differs from the blocked layout of reference_plain at {len(wrong)} of {want.numel()} scales; "
+        f"first at (l, row, k/16) = {first}: byte 0x{int(got[first]):02x}, expected 0x{int(want[first]):02x}. "
+        f"Build blocked scales with nvfp4_gemm.to_blocked(reference_plain)"
+    )
