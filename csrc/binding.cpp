@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "native_launch.h"
+#include "nvfp4_gemm/families.h"  // generated from python/nvfp4_gemm/families.py
 #include "nvfp4_gemm/prepared_launch.h"
 #include "nvfp4_gemm/quantize/quantize.h"
 #include "registry.h"
@@ -87,7 +88,7 @@ int sm_count(int device) {
 
 GemmProblem make_problem(std::uintptr_t a, std::uintptr_t b, std::uintptr_t a_scale,
                          std::uintptr_t b_scale, std::uintptr_t out, std::uintptr_t alpha, int m,
-                         int n, int k, int l) {
+                         int n, int k, int l, bool alpha_per_column = false) {
   GemmProblem p;
   p.m = m;
   p.n = n;
@@ -99,6 +100,7 @@ GemmProblem make_problem(std::uintptr_t a, std::uintptr_t b, std::uintptr_t a_sc
   p.b_scale_blocked = as_ptr<const void>(b_scale);
   p.out = as_ptr<void>(out);
   p.alpha = as_ptr<const float>(alpha);
+  p.alpha_per_column = alpha_per_column;
   return p;
 }
 
@@ -187,6 +189,10 @@ void require_prepared(const KernelEntry* entry) {
 // launch function. launch = false stops before the launch (prepared families only).
 void dispatch(PlanTable& plans, const KernelEntry* entry, const GemmProblem& p, const LaunchContext& ctx,
               bool launch) {
+  if (p.alpha_per_column && !nvfp4_gemm::takes_per_column_alpha(entry->sm_major)) {
+    throw std::invalid_argument(std::string("nvfp4_gemm: kernel ") + entry->config_name +
+                                " takes one alpha, not one per output column");
+  }
   LaunchStatus status;
   if (!launch) require_prepared(entry);
   if (entry->prepare != nullptr) {
@@ -324,9 +330,9 @@ class Kernel {
   void run(std::uintptr_t a, std::uintptr_t b, std::uintptr_t a_scale, std::uintptr_t b_scale,
            std::uintptr_t out, std::uintptr_t alpha, int m, int n, int k, int l,
            int split_k, std::uintptr_t workspace, std::size_t workspace_capacity, std::uintptr_t counters,
-           std::size_t counter_capacity, int device, std::uintptr_t stream) const {
+           std::size_t counter_capacity, int device, std::uintptr_t stream, bool alpha_per_column) const {
     call(a, b, a_scale, b_scale, out, alpha, m, n, k, l, split_k, workspace, workspace_capacity, counters,
-         counter_capacity, device, stream, /*launch=*/true);
+         counter_capacity, device, stream, /*launch=*/true, alpha_per_column);
   }
 
   void prepare_only(std::uintptr_t a, std::uintptr_t b, std::uintptr_t a_scale, std::uintptr_t b_scale,
@@ -379,9 +385,9 @@ class Kernel {
   void call(std::uintptr_t a, std::uintptr_t b, std::uintptr_t a_scale, std::uintptr_t b_scale, std::uintptr_t out,
             std::uintptr_t alpha, int m, int n, int k, int l, int split_k, std::uintptr_t workspace,
             std::size_t workspace_capacity, std::uintptr_t counters, std::size_t counter_capacity, int device,
-            std::uintptr_t stream, bool launch) const {
+            std::uintptr_t stream, bool launch, bool alpha_per_column = false) const {
     make_current(device);
-    dispatch(process_plans(), entry_, make_problem(a, b, a_scale, b_scale, out, alpha, m, n, k, l),
+    dispatch(process_plans(), entry_, make_problem(a, b, a_scale, b_scale, out, alpha, m, n, k, l, alpha_per_column),
              make_context(split_k, workspace, workspace_capacity, counters, counter_capacity, device, sm_count(device),
                           stream),
              launch);
@@ -608,8 +614,9 @@ PYBIND11_MODULE(_C, m) {
       .def("run", &Kernel::run, py::arg("a"), py::arg("b"), py::arg("a_scale"), py::arg("b_scale"),
            py::arg("out"), py::arg("alpha"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("l"),
            py::arg("split_k"), py::arg("workspace"), py::arg("workspace_capacity"), py::arg("counters"),
-           py::arg("counter_capacity"), py::arg("device"), py::arg("stream"),
-           "Launch on `stream` of `device`; pointers are device addresses, alpha 0 means 1.")
+           py::arg("counter_capacity"), py::arg("device"), py::arg("stream"), py::arg("alpha_per_column") = false,
+           "Launch on `stream` of `device`; pointers are device addresses, alpha 0 means 1; with "
+           "alpha_per_column, alpha holds n floats and column n is scaled by alpha[n] (sm90 family).")
       .def("prepare_only", &Kernel::prepare_only, py::arg("a"), py::arg("b"), py::arg("a_scale"),
            py::arg("b_scale"), py::arg("out"), py::arg("alpha"), py::arg("m"), py::arg("n"), py::arg("k"),
            py::arg("l"), py::arg("split_k"), py::arg("workspace"), py::arg("workspace_capacity"),

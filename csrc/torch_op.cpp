@@ -252,6 +252,7 @@ Tensor gemm_impl(const Tensor& a, const Tensor& b, const Tensor& a_scale, const 
   problem.b_scale_blocked = b_scale.data_ptr();
   problem.out = result.data_ptr();
   problem.alpha = alpha ? static_cast<const float*>(alpha->data_ptr()) : nullptr;
+  problem.alpha_per_column = alpha && alpha->numel() > 1;  // the signature's rules allow 1 or N elements
   launch_entry(plan->entry, problem, plan->split_k, workspace, plan->workspace_bytes,
                static_cast<unsigned int*>(counters), plan->counters, device, stream);
   return result;

@@ -108,10 +108,15 @@ def test_non_contiguous_inputs():
 
 def test_alpha_rules():
     a, b, sa, sb = args()
-    with pytest.raises(ValueError, match=r"^alpha must be a float32 tensor with one element, got dtype torch.float64"):
+    rule = r"^alpha must be a float32 tensor with one element \(one global scale\) or of shape \(N,\) = \(64,\)"
+    with pytest.raises(ValueError, match=rule + r".*got dtype torch.float64"):
         call(a, b, sa, sb, alpha=torch.tensor(1.0, dtype=torch.float64))
-    with pytest.raises(ValueError, match=r"^alpha must be a float32 tensor with one element.* 2 elements"):
+    with pytest.raises(ValueError, match=rule + r".*shape \(2,\)"):
         call(a, b, sa, sb, alpha=torch.ones(2))
+    with pytest.raises(ValueError, match=rule + r".*shape \(1, 64\)"):  # a vector is 1-D: no guessing
+        call(a, b, sa, sb, alpha=torch.ones(1, 64))
+    with pytest.raises(ValueError, match=r"^alpha must be contiguous"):
+        call(a, b, sa, sb, alpha=torch.ones(128)[::2])
     with pytest.raises(TypeError, match=r"^alpha must be None or a float32 tensor"):
         call(a, b, sa, sb, alpha=2.0)
 

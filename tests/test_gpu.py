@@ -243,6 +243,32 @@ def test_every_config_is_exact(config, split_k):
             check_exact(out, ops, out_dtype)
 
 
+@pytest.mark.parametrize("split_k", [1, 3])
+@pytest.mark.parametrize("config", device_configs() or ["none"])
+def test_per_column_alpha_on_every_config(config, split_k):
+    """alpha of shape (N,): each column its own scale, on every config of a family that takes it (split-K
+    reductions included, through the Python path and the C++ op); a family that does not says so
+    before any launch."""
+    device = supported_gpu_or_skip()
+    table_row = load_table().by_name(config)
+    for seed, (m, n, k, l) in enumerate([(5, 24, 416, None), (129, 264, 800, 2)]):
+        ops = random_operands(m, n, k, l, seed=60 + seed, device=device, with_alpha=True, alpha_per_column=True)
+        shape = (m, n) if l is None else (l, m, n)
+        split = min(split_k, table_row.max_split_k(k))
+        out = poisoned(shape, torch.bfloat16, device)
+        if not table_row.family_info.per_column_alpha:
+            with pytest.raises(ValueError, match=r"^alpha with one value per output column runs on the sm90 family"):
+                nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out=out, config=config, split_k=split)
+            torch.cuda.synchronize(device)
+            assert torch.isnan(out).all()
+            continue
+        nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out=out, config=config, split_k=split)
+        check_exact(out, ops, torch.bfloat16)
+        for _ in range(2):  # the op: its first call plans, the second runs from the C++ memo where built
+            check_exact(torch.ops.nvfp4.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, torch.bfloat16),
+                        ops, torch.bfloat16)
+
+
 # --- prepared launches (sm100), CUDA graphs, the GPU MODE timing --------------------------------
 
 

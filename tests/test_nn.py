@@ -235,3 +235,22 @@ def test_readme_quantize_a_model_example():
     print(f"relative error vs bf16: {error:.3f}")
 
     assert summary.quantized == ["0", "2"] and 0.05 < float(error) < 0.3
+
+
+@pytest.mark.parametrize("activations", ["nvfp4", "bf16"])
+def test_fused_layers_equal_the_separate_layers(activations):
+    """q/k/v quantized apart (three global scales) and fused: one GEMM with alpha per column gives the
+    three layers' outputs bit for bit (CPU); layers that disagree on what they share are refused."""
+    gen = torch.Generator().manual_seed(70)
+    linears = [nn.Linear(128, rows, bias=bias).to(torch.bfloat16) for rows, bias in ((64, True), (32, False), (32, True))]
+    with torch.no_grad():
+        for linear, scale in zip(linears, (1.0, 30.0, 0.03)):
+            linear.weight.copy_(torch.randn(linear.weight.shape, generator=gen) * scale)
+    layers = [NVFP4Linear.from_linear(linear, activations=activations) for linear in linears]
+    assert len({float(layer.weight_global_scale) for layer in layers}) == 3
+    fused = nvfp4_gemm.nn.fuse_linears(layers)
+    assert fused.weight_global_scale.shape == (128,) and fused.out_features == 128
+    x = torch.randn(5, 128, generator=gen).to(torch.bfloat16)
+    assert torch.equal(fused(x), torch.cat([layer(x) for layer in layers], dim=-1))
+    with pytest.raises(ValueError, match="must share in_features"):
+        nvfp4_gemm.nn.fuse_linears([layers[0], NVFP4Linear.from_linear(nn.Linear(64, 32).to(torch.bfloat16))])

@@ -80,7 +80,7 @@ def check_gemm_args(
     try:
         key = (
             a.dtype, b.dtype, a.shape, b.shape, a_scale.dtype, a_scale.numel(), b_scale.dtype, b_scale.numel(),
-            out_dtype, None if alpha is None else (alpha.dtype, alpha.numel()),
+            out_dtype, None if alpha is None else (alpha.dtype, alpha.shape),
             None if out is None else (out.dtype, out.shape),
         )
         shape = _validated.get(key)
@@ -146,10 +146,14 @@ def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> G
 
     if alpha is not None:
         if not isinstance(alpha, torch.Tensor):
-            raise TypeError(f"alpha must be None or a float32 tensor with one element, got {type(alpha).__name__}")
-        if alpha.dtype != torch.float32 or alpha.numel() != 1:
+            raise TypeError(
+                f"alpha must be None or a float32 tensor with one element or of shape (N,), got {type(alpha).__name__}"
+            )
+        per_column = alpha.dim() == 1 and alpha.shape[0] == n
+        if alpha.dtype != torch.float32 or not (alpha.numel() == 1 or per_column):
             raise ValueError(
-                f"alpha must be a float32 tensor with one element, got dtype {alpha.dtype} and {alpha.numel()} elements"
+                f"alpha must be a float32 tensor with one element (one global scale) or of shape (N,) = ({n},) "
+                f"(one scale per output column), got dtype {alpha.dtype} and shape {tuple(alpha.shape)}"
             )
 
     shape = GemmShape(m=m, n=n, k=k, l=l, batched=batched)
@@ -200,7 +204,7 @@ def _check_storage(a, b, a_scale, b_scale, alpha, out, grad_rule: bool = True) -
     checked on every call."""
     named = _named_tensors(a, b, a_scale, b_scale, alpha, out)
     for name, t in named:
-        if name != "alpha" and not t.is_contiguous():
+        if (name != "alpha" or t.numel() > 1) and not t.is_contiguous():
             raise ValueError(
                 f"{name} must be contiguous (the kernels read its storage as the packed layout), "
                 f"got shape {tuple(t.shape)} with strides {t.stride()}"

@@ -65,6 +65,8 @@ class Family:
     stream_k_unsupported_tile_n: tuple = ()
     # Largest blocked scales of one matrix the kernels index, in bytes (0: no limit below the sizes').
     max_scale_bytes: int = 0
+    # Whether the epilogue takes an alpha per output column (an (N,) vector) besides a single alpha.
+    per_column_alpha: bool = False
 
     @property
     def mmas(self) -> tuple:
@@ -132,6 +134,7 @@ FAMILIES = (
         # measured with the in-CTA kernels of Hopper v3-v5 stay unknown instead of meaning another kernel)
         names={"wgmma": "sm90_wgmma_{tile}_prepass_splitk", "direct": "sm90_direct_{tile}_splitk"},
         split_k_schedulers=("data_parallel",),  # every sm90 kernel has its own split-K
+        per_column_alpha=True,  # one epilogue (sm90/common.cuh finish_tile) reads alpha[n]
     ),
 )
 

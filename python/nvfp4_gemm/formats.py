@@ -236,7 +236,7 @@ def reference_gemm_float64(
         a_values, b_values = a_values.abs(), b_values.abs()
     exact = torch.matmul(a_values, b_values.transpose(-1, -2))
     if alpha is not None:
-        factor = alpha.to(torch.float64).reshape(())
+        factor = alpha.to(torch.float64).reshape(-1)  # one alpha, or alpha[n] per output column
         exact = exact * (factor.abs() if magnitude else factor)
     return exact
 
@@ -320,11 +320,14 @@ def global_scale_from_amax(amax: torch.Tensor) -> torch.Tensor:
 def gemm_alpha(a_global_scale: torch.Tensor, b_global_scale: Optional[torch.Tensor] = None) -> torch.Tensor:
     """The GEMM's alpha for two operands quantized with these global scales: 1 / (gs_a * gs_b),
     computed in float64 and rounded once to a float32 0-d tensor on their device (no host sync).
-    Without `b_global_scale`: 1 / gs_a, the factor that dequantizes `a` alone (weight-only GEMM)."""
-    product = a_global_scale.to(torch.float64).reshape(())
+    Without `b_global_scale`: 1 / gs_a, the factor that dequantizes `a` alone (weight-only GEMM).
+    A global scale of shape (N,) (a weight whose output partitions were quantized apart, e.g. fused
+    q/k/v) gives the (N,) alpha of one scale per output column."""
+    product = a_global_scale.to(torch.float64).reshape(-1)
     if b_global_scale is not None:
-        product = product * b_global_scale.to(torch.float64).reshape(())
-    return torch.reciprocal(product).to(torch.float32)
+        product = product * b_global_scale.to(torch.float64).reshape(-1)
+    alpha = torch.reciprocal(product).to(torch.float32)
+    return alpha.reshape(()) if alpha.numel() == 1 else alpha
 
 
 def quantize_reference(

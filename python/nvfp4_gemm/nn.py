@@ -23,13 +23,17 @@ from .formats import (
     WEIGHT_ONLY_A_DTYPES,
     blocked_scale_numel,
     finite_amax,
+    from_blocked,
     gemm_alpha,
     global_scale_from_amax,
     reference_gemm,
+    to_blocked,
 )
 from .quantization import quantize
 
-__all__ = ["ACTIVATIONS", "NVFP4Linear", "QuantizeSummary", "calibrate", "quantize_model", "ineligibility"]
+__all__ = [
+    "ACTIVATIONS", "NVFP4Linear", "QuantizeSummary", "calibrate", "fuse_linears", "quantize_model", "ineligibility",
+]
 
 # "nvfp4": activations quantized on every call (W4A4, the NVFP4 x NVFP4 GEMM); "bf16": activations
 # used as given, 16-bit (weight-only, W4A16).
@@ -172,7 +176,11 @@ class NVFP4Linear(nn.Module):
             input_scale = None
         else:
             input_scale = self.input_global_scale
-        data, scale, _, alpha = torch.ops.nvfp4.quantize(x, input_scale, self.weight_global_scale)
+        if self.weight_global_scale.numel() == 1:
+            data, scale, _, alpha = torch.ops.nvfp4.quantize(x, input_scale, self.weight_global_scale)
+        else:  # fused partitions (fuse_linears): one alpha per output column
+            data, scale, input_global_scale, _ = torch.ops.nvfp4.quantize(x, input_scale, None)
+            alpha = gemm_alpha(input_global_scale, self.weight_global_scale)
         return torch.ops.nvfp4.gemm(data, self.weight, scale, self.weight_scale, alpha, x.dtype)
 
     def _forward_weight_only(self, x: torch.Tensor) -> torch.Tensor:
@@ -186,6 +194,54 @@ class NVFP4Linear(nn.Module):
             )
         alpha = gemm_alpha(self.weight_global_scale)
         return reference_gemm(x, self.weight, None, self.weight_scale, alpha, x.dtype)
+
+
+def fuse_linears(layers: "list[NVFP4Linear]") -> NVFP4Linear:
+    """One NVFP4Linear that computes `layers` (same input; e.g. q/k/v or gate/up) side by side, their
+    outputs concatenated along the last dim, each partition keeping its own weight global scale: the
+    GEMM takes alpha per output column (docs/formats.md), so the fused outputs are the separate layers'
+    bit for bit on the CPU and within the earned FP32 tolerance on a GPU (where the wider N may run
+    another config). Serving stacks that fuse with one alpha take the largest amax's global scale for
+    every partition instead, which costs the smaller partitions precision (README, "Fused projections").
+    The per-column alpha runs on the sm90 family and the CPU."""
+    layers = list(layers)
+    if not layers or not all(isinstance(layer, NVFP4Linear) for layer in layers):
+        raise TypeError("fuse_linears takes a non-empty list of NVFP4Linear layers")
+    first = layers[0]
+    for name in ("in_features", "activations", "dtype"):
+        values = {getattr(layer, name) for layer in layers}
+        if len(values) > 1:
+            raise ValueError(f"fuse_linears: the layers must share {name}, got {sorted(map(str, values))}")
+    devices = {layer.weight.device for layer in layers}
+    if len(devices) > 1:
+        raise ValueError(f"fuse_linears: the layers must be on one device, got {sorted(map(str, devices))}")
+    statics = [layer.input_global_scale for layer in layers]
+    if any(s is None for s in statics) != all(s is None for s in statics) or (
+        statics[0] is not None and not all(torch.equal(s, statics[0]) for s in statics)
+    ):
+        raise ValueError(
+            "fuse_linears: the layers quantize their common input differently (static input global scales "
+            "differ, or some are dynamic): calibrate the fused layer instead, or fuse before calibrating"
+        )
+    rows = [layer.out_features for layer in layers]
+    fused = NVFP4Linear(
+        first.in_features, sum(rows), any(layer.bias is not None for layer in layers),
+        activations=first.activations, device=first.weight.device, dtype=first.dtype,
+    )
+    k = first.in_features
+    with torch.no_grad():
+        fused.weight.copy_(torch.cat([layer.weight for layer in layers]))
+        plain = torch.cat([from_blocked(layer.weight_scale, r, k) for layer, r in zip(layers, rows)])
+        fused.weight_scale.copy_(to_blocked(plain))
+        scales = torch.cat([layer.weight_global_scale.reshape(1).expand(r) for layer, r in zip(layers, rows)])
+        fused.weight_global_scale = scales.contiguous() if not bool((scales == scales[0]).all()) else scales[0].clone()
+        fused.input_global_scale = None if statics[0] is None else statics[0].clone()
+        if fused.bias is not None:
+            fused.bias.copy_(torch.cat([
+                layer.bias if layer.bias is not None else torch.zeros(r, dtype=first.dtype, device=first.weight.device)
+                for layer, r in zip(layers, rows)
+            ]))
+    return fused
 
 
 def _nvfp4_layers(module: nn.Module) -> list[NVFP4Linear]:

@@ -63,6 +63,7 @@ class _Plan:
     split_k: int
     workspace_bytes: int
     counters: int
+    per_column_alpha: bool  # the kernel's family scales columns by alpha[n]
 
 
 _HAS_TORCH_OP: bool = _C.HAS_TORCH_OP  # the op's CUDA kernels are C++ (csrc/torch_op.cpp)
@@ -123,7 +124,8 @@ def _make_plan(
     rejection, workspace, counters = kernel.plan(shape.m, shape.n, shape.k, shape.l, split_k, index)
     if rejection is not None:
         raise ValueError(f"config {name!r} cannot run M={shape.m} N={shape.n} K={shape.k} L={shape.l}: {rejection}")
-    return _Plan(kernel=kernel, split_k=split_k, workspace_bytes=workspace, counters=counters)
+    return _Plan(kernel=kernel, split_k=split_k, workspace_bytes=workspace, counters=counters,
+                 per_column_alpha=resolution.config.family_info.per_column_alpha)
 
 
 def _buffer(cache: dict, index: int, stream: int, numel: int, dtype: torch.dtype) -> torch.Tensor:
@@ -170,6 +172,13 @@ def _launch_cuda(
         if alpha is not None:
             named["alpha"] = alpha
         check_pointer_alignment(named)  # raises, naming the misaligned argument
+    per_column = alpha is not None and alpha.numel() > 1
+    if per_column and not plan.per_column_alpha:
+        raise ValueError(
+            f"alpha with one value per output column runs on the sm90 family and the CPU; config "
+            f"{plan.kernel.config_name!r} takes one alpha (a per-column epilogue for it is not built yet): pass a "
+            f"one-element alpha and scale the output's columns afterwards"
+        )
     stream = _current_stream(index)
     workspace_ptr, workspace_capacity, counters_ptr, counter_capacity = 0, 0, 0, 0
     if plan.workspace_bytes:
@@ -180,7 +189,7 @@ def _launch_cuda(
         counters_ptr, counter_capacity = counters.data_ptr(), counters.numel()
     plan.kernel.run(
         *pointers, shape.m, shape.n, shape.k, shape.l, plan.split_k,
-        workspace_ptr, workspace_capacity, counters_ptr, counter_capacity, index, stream,
+        workspace_ptr, workspace_capacity, counters_ptr, counter_capacity, index, stream, per_column,
     )
 
 
@@ -276,7 +285,7 @@ def _answer_empty(alpha: Optional[torch.Tensor], out: torch.Tensor) -> torch.Ten
     if out.numel():
         out.zero_()
         if alpha is not None:
-            out.mul_(alpha.reshape(()))
+            out.mul_(alpha.reshape(-1))  # one alpha, or one per output column
     return out
 
 

@@ -9,7 +9,8 @@
 
 namespace nvfp4_gemm {
 
-// out[l, m, n] = alpha * sum_k deq(a)[l, m, k] * deq(b)[l, n, k], see shared/spec/nvfp4.md.
+// out[l, m, n] = alpha * sum_k deq(a)[l, m, k] * deq(b)[l, n, k] (alpha[n] with alpha_per_column),
+// see docs/formats.md.
 struct GemmProblem {
   int m = 0;  // rows of a and of out
   int n = 0;  // rows of b (the weight's output features), columns of out
@@ -22,6 +23,7 @@ struct GemmProblem {
   const void* b_scale_blocked = nullptr; // l * round_up(n,128) * round_up(k/16,4) e4m3 bytes
   void* out = nullptr;                   // (l, m, n) row-major, element type per kernel
   const float* alpha = nullptr;          // device scalar, or nullptr for alpha = 1
+  bool alpha_per_column = false;         // alpha holds n values, out[l, m, n] scaled by alpha[n]
 };
 
 // Which operand a scale-factor layout query is about.

@@ -60,9 +60,13 @@ def random_operands(
     seed: int,
     device: torch.device | str = "cpu",
     with_alpha: bool = False,
+    alpha_per_column: bool = False,
     padding_byte: int = 0,
 ) -> Operands:
     """Fresh random operands. `l=None` gives 2-D operands; an int gives (l, rows, k/2) ones.
+
+    `with_alpha`: a one-element alpha in [2^-3, 2^-2); with `alpha_per_column` an (N,) vector instead,
+    each column's alpha (1 + u) * 2^e with e drawn from -6..3 (scales of partitions quantized apart).
 
     `padding_byte` fills the blocked layout's padding (the contract says kernels must ignore it:
     use a nonzero finite e4m3 byte such as 0x38 (= 1.0) to test that).
@@ -75,7 +79,10 @@ def random_operands(
     b_scale = _blocked_with_padding(random_scales(n, k, batches, generator), padding_byte)
     assert a_scale.numel() == blocked_scale_numel(m, k, batches)
     alpha = None
-    if with_alpha:
+    if with_alpha and alpha_per_column:
+        exponents = torch.randint(-6, 4, (n,), generator=generator).to(torch.float32)
+        alpha = torch.ldexp(1.0 + torch.rand(n, generator=generator), exponents).to(torch.float32)
+    elif with_alpha:
         alpha = torch.ldexp(torch.tensor(1.0 + torch.rand((), generator=generator).item()), torch.tensor(-3.0))
         alpha = alpha.to(torch.float32).reshape(())
     if l is None:

@@ -226,6 +226,7 @@ struct DequantGemmParams {
   const std::uint8_t* b_scale;
   void* out;
   const float* alpha;
+  int alpha_stride;         // 0: one alpha; 1: alpha[n] per output column
   const __half* tokens;     // prepass kernel: (l, m, k) fp16 tokens in the permuted K order (see below)
   float* partials;          // split_k > 1: [l][split][m][n] FP32
   unsigned int* counters;   // split_k > 1: one per output tile, zero between launches
@@ -275,7 +276,8 @@ __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* t
   constexpr int kTilePitch_ = kTileN + 4;
   const CtaWork work = cta_work<kTileM, kTileN>(p);
   const int n0 = work.n0, m0 = work.m0, batch = work.batch, split = work.split;
-  const float scale = (p.alpha != nullptr ? *p.alpha : 1.0f) * kProductRescale;
+  // alpha * the products' rescale (a power of two): exact, so each column's factor is alpha[n]'s own
+  const float scale = (p.alpha != nullptr && p.alpha_stride == 0 ? *p.alpha : 1.0f) * kProductRescale;
   ElementOut* out = static_cast<ElementOut*>(p.out) + static_cast<long long>(batch) * p.m * p.n;
   const int tile_id = (batch * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
 
@@ -323,8 +325,16 @@ __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* t
     if (m0 + token < p.m && n0 + col < p.n) {
       const float* src = tile + token * kTilePitch_ + col;
       ElementOut* dst = out + static_cast<long long>(m0 + token) * p.n + n0 + col;
+      if (p.alpha_stride != 0) {
+        const float4 column_alpha = __ldg(reinterpret_cast<const float4*>(p.alpha + n0 + col));
+        dst[0] = convert_out<ElementOut>(src[0] * (column_alpha.x * kProductRescale));
+        dst[1] = convert_out<ElementOut>(src[1] * (column_alpha.y * kProductRescale));
+        dst[2] = convert_out<ElementOut>(src[2] * (column_alpha.z * kProductRescale));
+        dst[3] = convert_out<ElementOut>(src[3] * (column_alpha.w * kProductRescale));
+      } else {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) dst[e] = convert_out<ElementOut>(src[e] * scale);
+        for (int e = 0; e < 4; ++e) dst[e] = convert_out<ElementOut>(src[e] * scale);
+      }
     }
   }
 }

@@ -131,6 +131,7 @@ struct DequantGemm {
     params.b_scale = static_cast<const std::uint8_t*>(p.b_scale_blocked);
     params.out = p.out;
     params.alpha = p.alpha;
+    params.alpha_stride = p.alpha_per_column ? 1 : 0;
     params.m = p.m;
     params.n = p.n;
     params.k = p.k;
