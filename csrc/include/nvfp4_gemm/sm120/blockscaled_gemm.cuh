@@ -22,9 +22,15 @@
 // contiguous dimension a multiple of 128 bits (N % 8 for fp16/bf16, N % 4 for fp32); M, N, K
 // residues past the tile are TMA bounds (zero fill on load, clipped stores), L any.
 //
-// Programmatic dependent launch: CUTLASS compiles griddepcontrol.wait / launch_dependents into the
-// kernel for __CUDA_ARCH__ 1200 (family or 'a') and 1210 when CUTLASS_ENABLE_GDC_FOR_SM100 is
-// defined (cutlass/arch/grid_dependency_control.h), which the build does for every CUTLASS TU.
+// Programmatic dependent launch: every launch asks for it. CUTLASS compiles griddepcontrol.wait
+// (before the first global access) into the kernel for __CUDA_ARCH__ 1200 (family or 'a') and 1210
+// when CUTLASS_ENABLE_GDC_FOR_SM100 is defined (cutlass/arch/grid_dependency_control.h), which the
+// build does for every CUTLASS TU. The early trigger for the next kernel
+// (griddepcontrol.launch_dependents) is not there: the Sm90 kernel layer the Sm120 collectives run
+// in compiles it only under CUTLASS_ENABLE_GDC_FOR_SM90, and then asks the tile scheduler for
+// is_last_tile, which sm120's default scheduler (PersistentTileSchedulerSm100) lacks in CUTLASS 4.2
+// (compile error). Without the trigger the next kernel starts when this one exits; this kernel
+// still overlaps its prologue with the previous kernel's tail.
 #pragma once
 
 #include <cuda_runtime_api.h>
