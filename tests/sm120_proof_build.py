@@ -259,7 +259,66 @@ class ProofLibrary:
         return getattr(self._lib, item)
 
 
-if __name__ == "__main__":
-    for row in sm120_rules.load_configs():
+def sass_instructions(cubin: Path) -> dict:
+    """{function: [instruction without address, encoding or register allocation comments]}."""
+    import re
+
+    from test_sass import cuobjdump
+
+    text = subprocess.run([cuobjdump(), "--dump-sass", str(cubin)], check=True, capture_output=True, text=True).stdout
+    functions, current = {}, None
+    for line in text.splitlines():
+        func = re.match(r"\s*Function : (\S+)", line)
+        if func:
+            current = functions.setdefault(func.group(1), [])
+            continue
+        instruction = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", line)
+        if instruction and current is not None:
+            current.append(instruction.group(1))
+    return functions
+
+
+def compare_archs(row_name: str, out_dtype: str, archs: list[str]) -> None:
+    """Compile one kernel to a cubin per architecture and compare the SASS instruction for
+    instruction (the check behind the README's choice of family target)."""
+    row = sm120_rules.by_name(row_name)
+    nvcc = nvcc_or_skip()
+    out_dir = cache_dir() / f"compare-{row_name}-{out_dtype}"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tu = out_dir / "kernel.cu"
+    tu.write_text(
+        '#include "nvfp4_gemm/sm120/blockscaled_gemm.cuh"\n#include "nvfp4_gemm/sm120/host_proof.hpp"\n'
+        f"extern const nvfp4_gemm::KernelEntry entry = nvfp4_gemm::sm120::make_entry<nvfp4_gemm::"
+        f'{kernel_type(row, out_dtype)}>("{row.name}", nvfp4_gemm::{OUT_ENUM[out_dtype]});\n'
+    )
+    listings = {}
+    for arch in archs:
+        flags = [f for f in nvcc_flags(arch) if f not in ("-shared", "-Xcompiler=-fPIC")]
+        cubin = out_dir / f"sm_{arch}.cubin"
         started = time.monotonic()
-        print(row.name, build(row), f"{time.monotonic() - started:.0f} s", flush=True)
+        subprocess.run([nvcc, *flags, "-cubin", str(tu), "-o", str(cubin)], check=True)
+        functions = sass_instructions(cubin)
+        gemms = [body for name, body in functions.items() if "GemmUniversal" in name]
+        assert len(gemms) == 1, list(functions)
+        listings[arch] = gemms[0]
+        print(f"sm_{arch}: {len(gemms[0])} instructions, compiled in {time.monotonic() - started:.0f} s", flush=True)
+    first = archs[0]
+    for arch in archs[1:]:
+        a, b = listings[first], listings[arch]
+        differing = sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b))
+        verdict = "identical" if a == b else f"{differing} instructions differ"
+        print(f"sm_{first} vs sm_{arch}: {verdict}")
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                print(f"  first difference at {i}: {x!r} vs {y!r}")
+                break
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["compare-archs"]:
+        # python3 tests/sm120_proof_build.py compare-archs ROW OUT_DTYPE ARCH [ARCH ...]
+        compare_archs(sys.argv[2], sys.argv[3], sys.argv[4:])
+    else:
+        for row in sm120_rules.load_configs():
+            started = time.monotonic()
+            print(row.name, build(row), f"{time.monotonic() - started:.0f} s", flush=True)
