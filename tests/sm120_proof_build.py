@@ -278,36 +278,56 @@ def sass_instructions(cubin: Path) -> dict:
     return functions
 
 
-def compare_archs(row_name: str, out_dtype: str, archs: list[str]) -> None:
-    """Compile one kernel to a cubin per architecture and compare the SASS instruction for
-    instruction (the check behind the README's choice of family target)."""
+def kernel_cubin(row_name: str, out_dtype: str, arch: str, defines: tuple[str, ...] = ()) -> Path:
+    """One kernel (row x out dtype) compiled to a cubin for one architecture, device code only
+    (cached like the proof libraries). `defines` are -D macros, e.g. the launcher's
+    NVFP4_GEMM_SM120_BUILDER_SCALE_ATOMS (the builder's scale atoms as they are: a host pass would
+    fail with GCC 12, a cubin needs none)."""
     row = sm120_rules.by_name(row_name)
     nvcc = nvcc_or_skip()
-    out_dir = cache_dir() / f"compare-{row_name}-{out_dtype}"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tu = out_dir / "kernel.cu"
-    tu.write_text(
+    source = (
         '#include "nvfp4_gemm/sm120/blockscaled_gemm.cuh"\n#include "nvfp4_gemm/sm120/host_proof.hpp"\n'
-        f"extern const nvfp4_gemm::KernelEntry entry = nvfp4_gemm::sm120::make_entry<nvfp4_gemm::"
-        f'{kernel_type(row, out_dtype)}>("{row.name}", nvfp4_gemm::{OUT_ENUM[out_dtype]});\n'
+        "namespace nvfp4_gemm {\n"
+        f'extern const KernelEntry entry = sm120::make_entry<{kernel_type(row, out_dtype)}>("{row.name}", '
+        f"{OUT_ENUM[out_dtype]});\n}}\n"
     )
+    flags = [f for f in nvcc_flags(arch) if f not in ("-shared", "-Xcompiler=-fPIC")] + [f"-D{d}" for d in defines]
+    out_dir = cache_dir() / f"cubin-{row_name}-{out_dtype}-{arch}-{_key(source, nvcc, flags)}"
+    cubin = out_dir / "kernel.cubin"
+    if cubin.is_file():
+        return cubin
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "kernel.cu").write_text(source)
+    started = time.monotonic()
+    result = subprocess.run([nvcc, *flags, "-cubin", str(out_dir / "kernel.cu"), "-o", str(out_dir / "part")],
+                            capture_output=True, text=True)
+    (out_dir / "build.log").write_text(f"{time.monotonic() - started:.1f} s\n{result.stdout}{result.stderr}")
+    if result.returncode != 0:
+        raise BuildFailed(f"{row_name} {out_dtype} sm_{arch} failed to compile; log: {out_dir / 'build.log'}")
+    (out_dir / "part").rename(cubin)
+    return cubin
+
+
+def gemm_instructions(cubin: Path) -> list[str]:
+    functions = sass_instructions(cubin)
+    gemms = [body for name, body in functions.items() if "GemmUniversal" in name]
+    assert len(gemms) == 1, list(functions)
+    return gemms[0]
+
+
+def compare_archs(row_name: str, out_dtype: str, archs: list[str]) -> None:
+    """Compile one kernel per architecture and compare the SASS instruction for instruction (the
+    check behind the choice of family target)."""
     listings = {}
     for arch in archs:
-        flags = [f for f in nvcc_flags(arch) if f not in ("-shared", "-Xcompiler=-fPIC")]
-        cubin = out_dir / f"sm_{arch}.cubin"
         started = time.monotonic()
-        subprocess.run([nvcc, *flags, "-cubin", str(tu), "-o", str(cubin)], check=True)
-        functions = sass_instructions(cubin)
-        gemms = [body for name, body in functions.items() if "GemmUniversal" in name]
-        assert len(gemms) == 1, list(functions)
-        listings[arch] = gemms[0]
-        print(f"sm_{arch}: {len(gemms[0])} instructions, compiled in {time.monotonic() - started:.0f} s", flush=True)
+        listings[arch] = gemm_instructions(kernel_cubin(row_name, out_dtype, arch))
+        print(f"sm_{arch}: {len(listings[arch])} instructions ({time.monotonic() - started:.0f} s)", flush=True)
     first = archs[0]
     for arch in archs[1:]:
         a, b = listings[first], listings[arch]
         differing = sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b))
-        verdict = "identical" if a == b else f"{differing} instructions differ"
-        print(f"sm_{first} vs sm_{arch}: {verdict}")
+        print(f"sm_{first} vs sm_{arch}: " + ("identical" if a == b else f"{differing} instructions differ"))
         for i, (x, y) in enumerate(zip(a, b)):
             if x != y:
                 print(f"  first difference at {i}: {x!r} vs {y!r}")

@@ -13,7 +13,7 @@ import pytest
 
 from nvfp4_gemm import sm120_rules
 
-from sm120_proof_build import build
+from sm120_proof_build import build, gemm_instructions, kernel_cubin
 from test_sass import cuobjdump
 
 ROWS = sm120_rules.load_configs()
@@ -86,3 +86,15 @@ def test_kernels_are_what_their_rows_say(row):
     assert all(("StreamK" in name) == (row.scheduler == "stream_k") for name in gemms)
     # (the tile is not readable from the compressed mangled name; test_sm120_host_proofs.py checks
     # the compiled TileShape of every entry against its row)
+
+
+def test_int_scale_atoms_leave_the_device_code_unchanged():
+    """The launcher rebuilds the builder's two shared-memory scale atoms with int leaves, so that
+    GCC 12 accepts the kernel's host stub (see the launcher). The device code must be the builder's,
+    instruction for instruction (a cubin has no host stub, so the builder's own types compile)."""
+    ours = gemm_instructions(kernel_cubin("sm120_coop_128x128x128", "bfloat16", "120f"))
+    builders = gemm_instructions(
+        kernel_cubin("sm120_coop_128x128x128", "bfloat16", "120f", defines=("NVFP4_GEMM_SM120_BUILDER_SCALE_ATOMS",))
+    )
+    assert len(ours) > 1000 and any(NVFP4_MMA.search(line) for line in ours)
+    assert ours == builders

@@ -30,10 +30,10 @@ SCHEDULES = ("cooperative", "pingpong")
 SCHEDULERS = ("data_parallel", "stream_k")
 _SCHEDULE_ABBREVIATION = {"cooperative": "coop", "pingpong": "pingpong"}
 
-# Tile shapes the collective accepts (the scale factors' shared-memory atom covers 128 rows of A
-# and of B, so tile M and N are multiples of 128; K is whole 64-element MMA steps with two scale
-# blocks each, and the pipeline must fit in 99 KB). tests/test_sm120_sass.py's build results and
-# docs/sm120_integration.md record which shapes compile.
+# Tile shapes that compile (docs/sm120_integration.md lists what does not and why): the scale
+# factors' shared-memory atom covers 128 rows of A and of B, so tile M and N are multiples of 128
+# (64 fails in the scale TMA); the cooperative kernel needs M >= 128; K is whole 64-element MMA
+# steps, and at least two pipeline stages must fit in 99 KB.
 TILE_M = {"cooperative": (128, 256), "pingpong": (128,)}
 TILE_N = (128, 256)
 TILE_K = (128, 256)
@@ -51,7 +51,6 @@ class Sm120Config:
     tile: tuple[int, int, int]
     schedule: str = "cooperative"
     scheduler: str = "data_parallel"
-    swap_ab: bool = False
     why: str = ""
 
     family = "sm120"
@@ -67,13 +66,15 @@ class Sm120Config:
     def max_split_k(self, k: int) -> int:
         return -(-k // self.tile[2]) if self.split_k else 1
 
+    # No swap-AB rows on this family: 128 is the narrowest tile N (see TILE_N), so tokens pad to
+    # 128 on either side of the MMA.
     @property
     def tokens_per_tile(self) -> int:
-        return self.tile[1] if self.swap_ab else self.tile[0]
+        return self.tile[0]
 
     @property
     def weights_per_tile(self) -> int:
-        return self.tile[0] if self.swap_ab else self.tile[1]
+        return self.tile[1]
 
     def supports(self, m: int, n: int, k: int, l: int, out_dtype: str) -> Optional[str]:
         """None if this config can run the problem, else the rule it breaks (a sentence)."""
@@ -83,10 +84,8 @@ class Sm120Config:
         return pipeline_stages(self.tile, out_dtype)
 
 
-def config_name(tile, schedule: str, scheduler: str, swap_ab: bool) -> str:
+def config_name(tile, schedule: str, scheduler: str) -> str:
     name = f"sm120_{_SCHEDULE_ABBREVIATION[schedule]}_{tile[0]}x{tile[1]}x{tile[2]}"
-    if swap_ab:
-        name += "_swapab"
     if scheduler == "stream_k":
         name += "_streamk"
     return name
@@ -133,7 +132,7 @@ def check_config(config: Sm120Config) -> Sm120Config:
                 f"{where}: with {out_dtype} output fewer than 2 pipeline stages fit in "
                 f"{SMEM_CAPACITY_BYTES} bytes of shared memory"
             )
-    expected = config_name(config.tile, config.schedule, config.scheduler, config.swap_ab)
+    expected = config_name(config.tile, config.schedule, config.scheduler)
     if config.name != expected:
         raise ValueError(f"{where}: name must say what the config is: expected {expected!r}")
     return config
@@ -145,11 +144,7 @@ def kernel_type(config: Sm120Config, out_dtype: str) -> str:
     schedule = {"cooperative": "kCooperative", "pingpong": "kPingpong"}[config.schedule]
     tm, tn, tk = config.tile
     stream_k = "true" if config.scheduler == "stream_k" else "false"
-    swap_ab = "true" if config.swap_ab else "false"
-    return (
-        f"sm120::BlockScaledGemm<{tm}, {tn}, {tk}, {element}, sm120::Schedule::{schedule}, "
-        f"/*StreamK=*/{stream_k}, /*SwapAB=*/{swap_ab}>"
-    )
+    return f"sm120::BlockScaledGemm<{tm}, {tn}, {tk}, {element}, sm120::Schedule::{schedule}, /*StreamK=*/{stream_k}>"
 
 
 _ROWS = (

@@ -7,20 +7,21 @@
 // ring, copies them into registers with ldmatrix / lds and issues the MMA from two consumer
 // warpgroups (cooperative: both on one tile) or one warpgroup per tile (ping-pong: two tiles in
 // flight, one in its mainloop while the other stores). Clusters are 1x1 (no TMA multicast on this
-// family) and shared memory is 99 KB per SM (cutlass::arch::sm120_smem_capacity_bytes = 101376),
-// which bounds the tile and the pipeline depth.
+// family) and a block gets at most 99 KB of shared memory (cutlass::arch::sm120_smem_capacity_bytes
+// = 101376), which bounds the tile and the pipeline depth.
 //
 // Operand mapping and scales are those of the sm100 launcher (shared/spec/nvfp4.md): a is (L, M, K/2)
 // K-major -> CUTLASS A row-major; b is (L, N, K/2) K-major -> CUTLASS B column-major; the collective
 // reads the scales through cutlass::detail::Sm1xxBlockScaledConfig<16>, the same 128x4 atom as
 // sm100, i.e. the cuBLAS blocked layout our to_blocked writes (tests/test_sm120_host_proofs.py
-// proves the offsets). Swap-AB variants compute out.T = b @ a.T, the weights on the MMA's M side
-// and the tokens on its N side, and write D column-major = the user's row-major (M, N).
+// proves the offsets). No swap-AB variant: the collective's scale atom makes 128 the narrowest
+// tile N, so swapping would put the tokens on a 128-wide N side instead of a 128-high M side, the
+// same padding (docs/sm120_integration.md).
 //
 // Alignment CUTLASS really requires (Sm120 collective can_implement and the Sm90 TMA epilogue it
 // reuses): every row of A and B a multiple of 128 bits = 32 FP4 elements (K % 32), the output's
-// contiguous dimension a multiple of 128 bits (N % 8 for fp16/bf16, N % 4 for fp32); M, N, K
-// residues past the tile are TMA bounds (zero fill on load, clipped stores), L any.
+// row a multiple of 128 bits (N % 8 for fp16/bf16, N % 4 for fp32); M, N, K residues past the
+// tile are TMA bounds (zero fill on load, clipped stores), L any.
 //
 // Programmatic dependent launch: every launch asks for it. CUTLASS compiles griddepcontrol.wait
 // (before the first global access) into the kernel for __CUDA_ARCH__ 1200 (family or 'a') and 1210
@@ -99,7 +100,7 @@ using WithIntScaleAtoms = cutlass::gemm::collective::CollectiveMma<
 // warpgroup owns a tile and the two alternate mainloop and epilogue (no stream-K in CUTLASS 4.2).
 enum class Schedule { kCooperative, kPingpong };
 
-template <int TileM, int TileN, int TileK, class ElementOut, Schedule Sched, bool StreamK, bool SwapAB>
+template <int TileM, int TileN, int TileK, class ElementOut, Schedule Sched, bool StreamK>
 struct BlockScaledGemm {
   static_assert(!(StreamK && Sched == Schedule::kPingpong), "CUTLASS 4.2's ping-pong kernel has no stream-K");
 
@@ -107,10 +108,10 @@ struct BlockScaledGemm {
   using ElementAccumulator = float;
   using LayoutA = cutlass::layout::RowMajor;
   using LayoutB = cutlass::layout::ColumnMajor;
-  using LayoutD = std::conditional_t<SwapAB, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
+  using LayoutD = cutlass::layout::RowMajor;
   // 32 FP4 elements = 16 bytes: the TMA row alignment the Sm120 collective checks (K % 32).
   static constexpr int kAlignmentAB = 32;
-  // 16 bytes of output along its contiguous dimension (the user's N in both orientations).
+  // 16 bytes of output per row: N % 8 (fp16/bf16) or N % 4 (fp32).
   static constexpr int kAlignmentD = 128 / cutlass::sizeof_bits<ElementOut>::value;
 
   using TileShape = cute::Shape<cute::Int<TileM>, cute::Int<TileN>, cute::Int<TileK>>;
@@ -161,21 +162,19 @@ struct BlockScaledGemm {
     using StrideB = typename GemmKernel::StrideB;
     using StrideC = typename GemmKernel::StrideC;
     using StrideD = typename GemmKernel::StrideD;
-    const int kernel_m = SwapAB ? p.n : p.m;
-    const int kernel_n = SwapAB ? p.m : p.n;
-    const auto problem_mnkl = cute::make_shape(kernel_m, kernel_n, p.k, p.l);
+    const auto problem_mnkl = cute::make_shape(p.m, p.n, p.k, p.l);
 
     Arguments args{};
     args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
-    args.problem_shape = {kernel_m, kernel_n, p.k, p.l};
-    args.mainloop.dA = cutlass::make_cute_packed_stride(StrideA{}, cute::make_shape(kernel_m, p.k, p.l));
-    args.mainloop.dB = cutlass::make_cute_packed_stride(StrideB{}, cute::make_shape(kernel_n, p.k, p.l));
+    args.problem_shape = {p.m, p.n, p.k, p.l};
+    args.mainloop.dA = cutlass::make_cute_packed_stride(StrideA{}, cute::make_shape(p.m, p.k, p.l));
+    args.mainloop.dB = cutlass::make_cute_packed_stride(StrideB{}, cute::make_shape(p.n, p.k, p.l));
     args.mainloop.layout_SFA = ScaleConfig::tile_atom_to_shape_SFA(problem_mnkl);
     args.mainloop.layout_SFB = ScaleConfig::tile_atom_to_shape_SFB(problem_mnkl);
 
     args.epilogue.ptr_C = nullptr;
-    args.epilogue.dC = cutlass::make_cute_packed_stride(StrideC{}, cute::make_shape(kernel_m, kernel_n, p.l));
-    args.epilogue.dD = cutlass::make_cute_packed_stride(StrideD{}, cute::make_shape(kernel_m, kernel_n, p.l));
+    args.epilogue.dC = cutlass::make_cute_packed_stride(StrideC{}, cute::make_shape(p.m, p.n, p.l));
+    args.epilogue.dD = cutlass::make_cute_packed_stride(StrideD{}, cute::make_shape(p.m, p.n, p.l));
     args.epilogue.thread.alpha = 1.0f;  // used only when alpha_ptr is null
     args.epilogue.thread.beta = 0.0f;
     set_addresses(args, p);
@@ -193,21 +192,20 @@ struct BlockScaledGemm {
     return args;
   }
 
-  // The addresses in `args`: the user's operands, or their swap. The only part a prepared launch
-  // changes per call.
+  // The addresses in `args`: the only part a prepared launch changes per call.
   static void set_addresses(Arguments& args, const GemmProblem& p) {
-    args.mainloop.ptr_A = static_cast<const ElementData*>(SwapAB ? p.b : p.a);
-    args.mainloop.ptr_B = static_cast<const ElementData*>(SwapAB ? p.a : p.b);
-    args.mainloop.ptr_SFA = static_cast<const ElementScale*>(SwapAB ? p.b_scale_blocked : p.a_scale_blocked);
-    args.mainloop.ptr_SFB = static_cast<const ElementScale*>(SwapAB ? p.a_scale_blocked : p.b_scale_blocked);
+    args.mainloop.ptr_A = static_cast<const ElementData*>(p.a);
+    args.mainloop.ptr_B = static_cast<const ElementData*>(p.b);
+    args.mainloop.ptr_SFA = static_cast<const ElementScale*>(p.a_scale_blocked);
+    args.mainloop.ptr_SFB = static_cast<const ElementScale*>(p.b_scale_blocked);
     args.epilogue.ptr_D = static_cast<ElementOut*>(p.out);
     args.epilogue.thread.alpha_ptr = p.alpha;
   }
 
-  // The scale layout the kernel reads the user's a (or b) scales through.
+  // The scale layout the kernel reads the user's a (or b) scales through (the host proofs' hook).
   template <class Args>
   static const auto& user_scale_layout(const Args& args, ScaleOperand operand_of_user) {
-    const bool kernel_a = (operand_of_user == ScaleOperand::kA) != SwapAB;
+    const bool kernel_a = operand_of_user == ScaleOperand::kA;
     if constexpr (std::is_same_v<decltype(args.mainloop.layout_SFA), decltype(args.mainloop.layout_SFB)>) {
       return kernel_a ? args.mainloop.layout_SFA : args.mainloop.layout_SFB;
     } else {
