@@ -11,7 +11,9 @@ A library is cached under build/sm120_proofs/ (or $NVFP4_GEMM_SM120_PROOF_DIR), 
 its source, every header under csrc/include, the nvcc version and the flags: a changed launcher or
 row rebuilds it, a rerun does not. Builds run one at a time (each takes minutes and GBs).
 
-Run as a script to build every row ahead of the tests: `python3 tests/sm120_proof_build.py`.
+Run as a script (with nvfp4_gemm importable, as for the tests) to build every row ahead of the
+tests: `python3 tests/sm120_proof_build.py`; `python3 tests/sm120_proof_build.py compare-archs ROW
+OUT_DTYPE ARCH [ARCH ...]` compares one kernel's SASS across architectures.
 """
 
 from __future__ import annotations
@@ -27,10 +29,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "python"))
+from nvfp4_gemm import sm120_rules
 
-from nvfp4_gemm import sm120_rules  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 OUT_ENUM = {"float16": "OutDtype::kFloat16", "bfloat16": "OutDtype::kBFloat16", "float32": "OutDtype::kFloat32"}
 DEFAULT_ARCH = "120f"
@@ -113,6 +114,34 @@ const char* proof_prepare(int i, int m, int n, int k, int l, int split_k) {
   nvfp4_gemm::LaunchStatus status;
   auto plan = kEntries[i]->prepare(p, ctx, &status);
   return plan ? nullptr : status.message;
+}
+
+// A real launch through the entry's prepared launch, on the current device (GPU tests only):
+// nullptr when it was enqueued on `stream`, else the reason.
+const char* proof_run(int i, const void* a, const void* b, const void* a_scale, const void* b_scale, void* out,
+                      const float* alpha, int m, int n, int k, int l, int split_k, void* workspace,
+                      std::size_t workspace_capacity, int device_id, int sm_count, void* stream) {
+  nvfp4_gemm::GemmProblem p;
+  p.m = m; p.n = n; p.k = k; p.l = l;
+  p.a = a; p.b = b; p.a_scale_blocked = a_scale; p.b_scale_blocked = b_scale; p.out = out; p.alpha = alpha;
+  nvfp4_gemm::LaunchContext ctx;
+  ctx.workspace = workspace;
+  ctx.workspace_capacity = workspace_capacity;
+  ctx.device_id = device_id;
+  ctx.sm_count = sm_count;
+  ctx.split_k = split_k;
+  ctx.stream = static_cast<cudaStream_t>(stream);
+  nvfp4_gemm::LaunchStatus status;
+  auto plan = kEntries[i]->prepare(p, ctx, &status);
+  if (!plan) return status.message;
+  status = plan->run(p, ctx, /*launch=*/true);
+  return status.ok ? nullptr : status.message;
+}
+
+std::size_t proof_workspace_bytes(int i, int m, int n, int k, int l, int device_id, int sm_count, int split_k) {
+  nvfp4_gemm::GemmProblem p;
+  p.m = m; p.n = n; p.k = k; p.l = l;
+  return kEntries[i]->workspace_bytes(p, device_id, sm_count, split_k);
 }
 }
 """
@@ -245,6 +274,10 @@ class ProofLibrary:
         lib.proof_host_reference.argtypes = [c.c_int] + [c.c_void_p] * 5 + [c.c_int] * 4 + [c.c_double]
         lib.proof_prepare.restype = c.c_char_p
         lib.proof_tile.argtypes = [c.c_int, c.c_void_p]
+        lib.proof_run.restype = c.c_char_p
+        lib.proof_run.argtypes = [c.c_int] + [c.c_void_p] * 6 + [c.c_int] * 5 + [c.c_void_p, c.c_size_t] + [c.c_int] * 2 + [c.c_void_p]
+        lib.proof_workspace_bytes.restype = c.c_size_t
+        lib.proof_workspace_bytes.argtypes = [c.c_int] * 8
         lib.proof_applied_alpha.restype = c.c_double
         lib.proof_applied_alpha.argtypes = [c.c_int, c.c_void_p]
         lib.proof_prepare.argtypes = [c.c_int] * 6
