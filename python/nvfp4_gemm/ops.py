@@ -296,21 +296,16 @@ _lib.define(_SCHEMA)
 
 
 @torch.no_grad()  # non-differentiable: the output never records the ops inside
-def _gemm_cpu(a, b, a_scale, b_scale, alpha=None, out_dtype=torch.float16):
+def _gemm_python(a, b, a_scale, b_scale, alpha=None, out_dtype=torch.float16):
+    """The op on the CPU (the exact reference), and on CUDA where the build has no C++ kernels."""
     shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, grad_rule=False)
     if shape.empty:
-        return _answer_empty(alpha, torch.empty(shape.out_shape, dtype=out_dtype))
+        return _answer_empty(alpha, torch.empty(shape.out_shape, dtype=out_dtype, device=a.device))
+    if a.device.type == "cuda":
+        out = torch.empty(shape.out_shape, dtype=out_dtype, device=a.device)
+        _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, None)
+        return out
     return reference_gemm(a, b, a_scale, b_scale, alpha, out_dtype)
-
-
-@torch.no_grad()  # non-differentiable: the output never records the ops inside
-def _gemm_cuda(a, b, a_scale, b_scale, alpha=None, out_dtype=torch.float16):
-    shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, grad_rule=False)
-    out = torch.empty(shape.out_shape, dtype=out_dtype, device=a.device)
-    if shape.empty:
-        return _answer_empty(alpha, out)
-    _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, None)
-    return out
 
 
 def _gemm_fake(a, b, a_scale, b_scale, alpha=None, out_dtype=torch.float16):
@@ -341,10 +336,10 @@ _lib.define(_INTO_SCHEMA)
 # Python one would cost every CUDA call its trampoline). nvfp4_gemm.gemm rejects grad (check_no_grad).
 for _name in ("gemm", "_gemm_into"):
     _lib.impl(_name, torch.library.fallthrough_kernel, "Autograd")
-_lib.impl("gemm", _gemm_cpu, "CPU")
+_lib.impl("gemm", _gemm_python, "CPU")
 _lib.impl("_gemm_into", _gemm_into_python, "CPU")
 if not _HAS_TORCH_OP:  # else the C++ kernels of torch_op.cpp, registered when _C loaded
-    _lib.impl("gemm", _gemm_cuda, "CUDA")
+    _lib.impl("gemm", _gemm_python, "CUDA")
     _lib.impl("_gemm_into", _gemm_into_python, "CUDA")
 torch.library.register_fake("nvfp4::gemm", _gemm_fake, lib=_lib)
 torch.library.register_fake("nvfp4::_gemm_into", _gemm_into_fake, lib=_lib)
