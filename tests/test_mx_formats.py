@@ -7,6 +7,7 @@ import math
 
 import pytest
 import torch
+from conftest import cuda_device_or_skip, op_raises, poisoned
 
 import nvfp4_gemm
 from nvfp4_gemm import _checks, formats
@@ -322,3 +323,22 @@ def test_every_family_names_formats_the_table_knows():
     for family in nvfp4_gemm.families.FAMILIES:
         assert set(family.formats) <= names
     assert NVFP4.values_per_scale == 16 and MX.values_per_scale == 32
+
+
+@pytest.mark.parametrize("fmt", ["mxfp4", "mxfp8xmxfp4"])
+def test_mx_on_a_gpu_is_a_clear_error_before_any_launch(fmt):
+    device = cuda_device_or_skip()
+    ops = random_operands(128, 128, 256, seed=21, format=fmt, device=device)
+    match = rf"the {fmt} format \(a .*\) has no sm\d+ kernel in this build"
+    out = poisoned((128, 128), torch.float16, device)
+    with pytest.raises(NotImplementedError, match=rf"^{match}"):
+        nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out)
+    assert bool(torch.isnan(out).all())  # nothing was launched into it
+    with op_raises(NotImplementedError, match):
+        torch.ops.nvfp4.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale)
+    nvfp4 = random_operands(128, 128, 256, seed=21, device=device)  # the same shape in NVFP4 still runs
+    passed, summary = check_against_reference(nvfp4_gemm.gemm(nvfp4.a, nvfp4.b, nvfp4.a_scale, nvfp4.b_scale), nvfp4,
+                                              roundings=nvfp4_gemm.testing.fp32_roundings(256))
+    assert passed, summary
+    with pytest.raises(NotImplementedError, match=rf"^{match}"):  # and the MX call after it is refused again
+        nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale)
