@@ -108,7 +108,8 @@ def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> G
             what = "packed FP4 bytes or float8_e4m3fn values (MXFP8)" if name == "a" else "packed FP4 bytes"
             raise TypeError(f"{name} must hold {what} ({_dtype_list(dtypes)}), got {t.dtype}")
         if t.dim() not in (2, 3):
-            raise ValueError(f"{name} must be 2-D (rows, K/2) or 3-D (L, rows, K/2), got shape {tuple(t.shape)}")
+            cols = "K" if t.dtype not in FP4_DTYPES else "K/2"
+            raise ValueError(f"{name} must be 2-D (rows, {cols}) or 3-D (L, rows, {cols}), got shape {tuple(t.shape)}")
     fmt = _gemm_format(a, a_scale, b_scale)
     if a.dim() != b.dim():
         raise ValueError(f"a and b must both be 2-D or both 3-D, got a.shape={tuple(a.shape)}, b.shape={tuple(b.shape)}")
