@@ -334,8 +334,8 @@ def test_host_hook_rejects_bad_sizes():
 
 def test_schema():
     assert str(torch.ops.nvfp4.quantize.default._schema) == (
-        "nvfp4::quantize(Tensor x, Tensor? global_scale=None, Tensor? partner_global_scale=None) "
-        "-> (Tensor, Tensor, Tensor, Tensor)"
+        "nvfp4::quantize(Tensor x, Tensor? global_scale=None, Tensor? partner_global_scale=None, "
+        "str format=\"nvfp4\") -> (Tensor, Tensor, Tensor, Tensor)"
     )
 
 

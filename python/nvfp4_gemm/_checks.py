@@ -9,15 +9,17 @@ from typing import TYPE_CHECKING, Optional
 import torch
 
 from .configs import shape_rule_violation
-from .dtypes import NVFP4
-from .formats import FP4_DTYPES, OUT_DTYPES_BY_TORCH, blocked_scale_numel
+from .dtypes import GEMM_FORMATS, GemmFormat
+from .formats import ELEMENT_DTYPES, FP4_DTYPES, OUT_DTYPES_BY_TORCH, SCALE_DTYPES, blocked_scale_numel, gemm_format_of
 
 if TYPE_CHECKING:
+    from . import families
     from .configs import Config
 
 # torch dtype -> the output dtype's name (dtypes.py), in the table's order
 OUT_DTYPE_NAMES = {dtype: described.name for dtype, described in OUT_DTYPES_BY_TORCH.items()}
-_SCALE_DTYPE = getattr(torch, NVFP4.scale_dtype)
+# The dtypes `a` may have: packed FP4 or float8_e4m3fn values (the latter only in an MX format).
+_A_DTYPES = tuple(ELEMENT_DTYPES)
 
 # TMA (Blackwell) and 16-byte vector loads need 16-byte aligned base addresses.
 _POINTER_ALIGNMENT = 16
@@ -38,7 +40,8 @@ class GemmShape:
     n: int
     k: int
     l: int
-    batched: bool  # operands were 3-D (l, rows, k/2)
+    batched: bool  # operands were 3-D (l, rows, k / values per byte)
+    format: GemmFormat = GEMM_FORMATS[0]  # what the dtypes say the operands are (dtypes.GEMM_FORMATS)
 
     @property
     def out_shape(self) -> tuple[int, ...]:
@@ -98,18 +101,27 @@ def check_gemm_args(
 
 def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> GemmShape:
     """The rules that depend only on the call's signature (dtypes, shapes, sizes); see check_gemm_args."""
-    for name, t in (("a", a), ("b", b)):
+    for name, t, dtypes in (("a", a, _A_DTYPES), ("b", b, FP4_DTYPES)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dtype not in FP4_DTYPES:
-            raise TypeError(f"{name} must hold packed FP4 bytes ({_dtype_list(FP4_DTYPES)}), got {t.dtype}")
+        if t.dtype not in dtypes:
+            what = "packed FP4 bytes or float8_e4m3fn values (MXFP8)" if name == "a" else "packed FP4 bytes"
+            raise TypeError(f"{name} must hold {what} ({_dtype_list(dtypes)}), got {t.dtype}")
         if t.dim() not in (2, 3):
-            raise ValueError(f"{name} must be 2-D (rows, K/2) or 3-D (L, rows, K/2), got shape {tuple(t.shape)}")
+            cols = "K" if t.dtype not in FP4_DTYPES else "K/2"
+            raise ValueError(f"{name} must be 2-D (rows, {cols}) or 3-D (L, rows, {cols}), got shape {tuple(t.shape)}")
+    fmt = _gemm_format(a, a_scale, b_scale)
     if a.dim() != b.dim():
         raise ValueError(f"a and b must both be 2-D or both 3-D, got a.shape={tuple(a.shape)}, b.shape={tuple(b.shape)}")
-    if a.shape[-1] != b.shape[-1]:
+    a_per_byte = fmt.a.element.per_byte
+    if a.shape[-1] * a_per_byte != 2 * b.shape[-1]:
+        if a_per_byte == 2:
+            raise ValueError(
+                f"a and b must have the same K/2 (last dim): a.shape={tuple(a.shape)}, b.shape={tuple(b.shape)}"
+            )
         raise ValueError(
-            f"a and b must have the same K/2 (last dim): a.shape={tuple(a.shape)}, b.shape={tuple(b.shape)}"
+            f"a and b must have the same K: a ({a.dtype}, MXFP8) is (rows, K) and b (packed FP4) is (rows, K/2), "
+            f"so a.shape[-1] must be 2 * b.shape[-1]: a.shape={tuple(a.shape)}, b.shape={tuple(b.shape)}"
         )
     batched = a.dim() == 3
     if batched and a.shape[0] != b.shape[0]:
@@ -118,7 +130,14 @@ def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> G
         raise TypeError(f"out_dtype must be {_dtype_list(OUT_DTYPE_NAMES)}, got {out_dtype}")
 
     l = a.shape[0] if batched else 1
-    m, n, k = a.shape[-2], b.shape[-2], 2 * a.shape[-1]
+    m, n, k = a.shape[-2], b.shape[-2], 2 * b.shape[-1]
+    block = fmt.block
+    if k % block.k_alignment:
+        raise ValueError(
+            f"a/b shapes a={tuple(a.shape)}, b={tuple(b.shape)}: K (= {'2 * ' if a_per_byte == 2 else ''}a.shape[-1]) "
+            f"must be a multiple of {block.k_alignment}, got K={k} (the {fmt.name} format: "
+            f"{block.values_per_scale} values per scale, rows of whole 16-byte vectors)"
+        )
     violation = shape_rule_violation(m, n, k, l, OUT_DTYPE_NAMES[out_dtype], allow_empty=True)
     if violation:
         raise ValueError(f"a/b shapes a={tuple(a.shape)}, b={tuple(b.shape)}: {violation}")
@@ -130,18 +149,14 @@ def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> G
             )
 
     for name, t, rows in (("a_scale", a_scale, m), ("b_scale", b_scale, n)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dtype != _SCALE_DTYPE:
-            raise TypeError(f"{name} must be {_SCALE_DTYPE} (blocked layout), got {t.dtype}")
-        expected = blocked_scale_numel(rows, k, l)
+        expected = blocked_scale_numel(rows, k, l, fmt=block)
         if t.numel() != expected:
-            block, cols = NVFP4.values_per_scale, k // NVFP4.values_per_scale
+            size, cols = block.values_per_scale, k // block.values_per_scale
             raise ValueError(
-                f"{name} must hold the blocked layout of {l} x {rows} rows x K/{block}={cols} scales: "
-                f"L * round_up({rows}, {NVFP4.tile_rows}) * round_up({cols}, {NVFP4.tile_cols}) = {expected} "
-                f"elements, got {t.numel()} (shape {tuple(t.shape)}); use nvfp4_gemm.to_blocked on plain "
-                f"(rows, K/{block}) scales"
+                f"{name} must hold the blocked layout of {l} x {rows} rows x K/{size}={cols} scales: "
+                f"L * round_up({rows}, {block.tile_rows}) * round_up({cols}, {block.tile_cols}) = {expected} elements, "
+                f"got {t.numel()} (shape {tuple(t.shape)}; {fmt.name}: {t.dtype} scales, one per {size} values); use "
+                f"nvfp4_gemm.to_blocked on plain (rows, K/{size}) scales"
             )
 
     if alpha is not None:
@@ -156,10 +171,38 @@ def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> G
                 f"(one scale per output column), got dtype {alpha.dtype} and shape {tuple(alpha.shape)}"
             )
 
-    shape = GemmShape(m=m, n=n, k=k, l=l, batched=batched)
+    shape = GemmShape(m=m, n=n, k=k, l=l, batched=batched, format=fmt)
     if out is not None:
         check_out(out, out_dtype, shape.out_shape)
     return shape
+
+
+def _gemm_format(a, a_scale, b_scale) -> GemmFormat:
+    """The call's format, from its dtypes as torch._scaled_mm reads them (docs/formats.md): the scales'
+    dtype names the block format (float8_e4m3fn: NVFP4; float8_e8m0fnu: MX), `a`'s the activations' values
+    (packed FP4, or float8_e4m3fn: MXFP8); b is packed FP4."""
+    for name, t in (("a_scale", a_scale), ("b_scale", b_scale)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dtype not in SCALE_DTYPES:
+            raise TypeError(
+                f"{name} must be {_dtype_list(SCALE_DTYPES)} (NVFP4 or MX scales, blocked layout), got {t.dtype}"
+            )
+    if a_scale.dtype != b_scale.dtype:
+        raise TypeError(
+            f"a_scale and b_scale must have one dtype (one block format for both operands), got a_scale "
+            f"{a_scale.dtype} and b_scale {b_scale.dtype}"
+        )
+    fmt = gemm_format_of(a.dtype, a_scale.dtype)
+    if fmt is None:
+        pairs = "; ".join(
+            f"{f.name}: a {' or '.join(f.a.element.storage_dtypes)} with {f.block.scale_dtype} scales" for f in GEMM_FORMATS
+        )
+        raise TypeError(
+            f"a {a.dtype} with {a_scale.dtype} scales is no format the GEMM takes ({pairs}); float8_e4m3fn "
+            f"activations (MXFP8) take float8_e8m0fnu scales"
+        )
+    return fmt
 
 
 def check_out(out, out_dtype: torch.dtype, out_shape: tuple[int, ...]) -> None:
@@ -262,6 +305,17 @@ def launch_grid(config: "Config", m: int, n: int, l: int, split_k: int) -> tuple
     return config.family_info.model_module().launch_grid(config, m, n, l, split_k)
 
 
+def check_format_supported(family: "families.Family", shape: GemmShape) -> None:
+    """A format the family's kernels do not take, as an error before any launch (the CPU reference takes
+    every format)."""
+    if shape.format.name not in family.formats:
+        raise NotImplementedError(
+            f"the {shape.format.name} format (a {shape.format.a.name}, b {shape.format.b.name}) has no {family.name} "
+            f"kernel in this build: the {family.name} kernels take {', '.join(family.formats)}; run the call on CPU "
+            f"tensors (the exact reference) meanwhile"
+        )
+
+
 def check_kernel_limits(config: "Config", shape: GemmShape, split_k: int) -> None:
     """What `config` cannot launch or index for this problem, as an error saying the limit (before any launch)."""
     if shape.empty:
@@ -283,7 +337,7 @@ def check_kernel_limits(config: "Config", shape: GemmShape, split_k: int) -> Non
     largest = config.family_info.max_scale_bytes
     if largest:
         for name, rows in (("a_scale", m), ("b_scale", n)):
-            scale_bytes = blocked_scale_numel(rows, k)
+            scale_bytes = blocked_scale_numel(rows, k, fmt=shape.format.block)
             if scale_bytes > largest:
                 raise ValueError(
                     f"config {config.name!r}: {name} holds {scale_bytes} bytes of blocked scales per matrix "

@@ -3,8 +3,10 @@
 Readers: the argument checks and the config table's shape rule (alignment), the exact reference's
 rounding (formats.round_once), the sm100 model (bytes), the binding and registry (names, through the
 header csrc/generate_kernels.py writes from this module: `OutDtype` and each format's constants), the
-kernel generator (C++ element types). A second block format (MX: e8m0 scales, 32 values per scale) is
-a second `BlockFormat` entry; the code that reads `NVFP4` today takes the format as data.
+kernel generator (C++ element types). The input formats are three tables: element formats (e2m1, e4m3),
+block formats (NVFP4: e4m3 scales per 16 values; MX: ue8m0 scales per 32 values), and the GEMM formats
+(which pair of operand formats one call multiplies: NVFP4 x NVFP4, MXFP4 x MXFP4, MXFP8 x MXFP4). A call's
+format follows its tensors' dtypes, as torch._scaled_mm's does (`gemm_format_for`).
 
 Pure Python with no third-party imports: the kernel generator loads it at build time; torch dtypes are
 looked up by `name` (getattr(torch, name)) where a torch dtype is needed.
@@ -15,7 +17,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["OutDtype", "OUT_DTYPE_TABLE", "OUT_DTYPES", "out_dtype", "BlockFormat", "NVFP4"]
+__all__ = [
+    "OutDtype", "OUT_DTYPE_TABLE", "OUT_DTYPES", "out_dtype", "ElementFormat", "FP4_E2M1", "FP8_E4M3", "ELEMENT_FORMATS",
+    "BlockFormat", "NVFP4", "MX", "BLOCK_FORMATS", "OperandFormat", "OPERAND_FORMATS", "operand_format", "GemmFormat",
+    "GEMM_FORMATS", "gemm_format", "gemm_format_for",
+]
 
 # The epilogues store 16-byte vectors (TMA's minimum): an output row holds whole vectors.
 _OUT_VECTOR_BYTES = 16
@@ -66,9 +72,29 @@ def out_dtype(name: str) -> OutDtype:
 
 
 @dataclass(frozen=True)
+class ElementFormat:
+    """The values of a block-scaled operand: a small float format and how its bytes hold it."""
+
+    name: str
+    # torch dtype names whose bytes a GEMM takes as these values (uint8 views are always accepted for FP4)
+    storage_dtypes: tuple
+    per_byte: int  # values per byte (2: packed FP4, element 2j in the low nibble of byte j)
+    # Exponent of the largest normal value: OCP MX's emax_elem (its quantize recipe's shared exponent is
+    # floor(log2(amax)) - emax).
+    emax: int
+    cutlass_type: str  # the CUTLASS element type
+
+
+FP4_E2M1 = ElementFormat("e2m1", ("uint8", "float4_e2m1fn_x2"), per_byte=2, emax=2, cutlass_type="cutlass::float_e2m1_t")
+FP8_E4M3 = ElementFormat("e4m3", ("float8_e4m3fn",), per_byte=1, emax=8, cutlass_type="cutlass::float_e4m3_t")
+ELEMENT_FORMATS = (FP4_E2M1, FP8_E4M3)
+
+
+@dataclass(frozen=True)
 class BlockFormat:
-    """A block-scaled 4-bit input format: values in blocks along K, one scale per block, the scales in
-    the cuBLAS blocked layout of (tile_rows x tile_cols) tiles (docs/formats.md)."""
+    """How a block-scaled operand's values are scaled: blocks along K, one scale per block, the scales in
+    the cuBLAS blocked layout of (tile_rows x tile_cols) tiles (docs/formats.md). The scale dtype names
+    the format: a call's scales say which one it is."""
 
     name: str
     values_per_scale: int  # K elements sharing one scale
@@ -77,8 +103,73 @@ class BlockFormat:
     tile_cols: int  # scale columns per tile
     # K granularity of a GEMM: 32 FP4 values = 16 bytes per row, the TMA minimum; also whole scale blocks.
     k_alignment: int
+    scale_nan_code: int  # the scale byte that is NaN (quantize marks non-finite blocks with it)
 
 
 NVFP4 = BlockFormat("nvfp4", values_per_scale=16, scale_dtype="float8_e4m3fn", tile_rows=128, tile_cols=4,
-                    k_alignment=32)
-BLOCK_FORMATS = (NVFP4,)
+                    k_alignment=32, scale_nan_code=0x7F)
+# OCP Microscaling (MX) v1.0: one ue8m0 scale (2^(code - 127), code 255 NaN) per 32 values, the same blocked
+# layout with K/32 scale columns. 32 values are also the 16-byte TMA minimum of an FP4 row.
+MX = BlockFormat("mx", values_per_scale=32, scale_dtype="float8_e8m0fnu", tile_rows=128, tile_cols=4,
+                 k_alignment=32, scale_nan_code=0xFF)
+BLOCK_FORMATS = (NVFP4, MX)
+
+
+@dataclass(frozen=True)
+class OperandFormat:
+    """One quantized operand's format: its values and their block scaling (`quantize(x, format=name)`)."""
+
+    name: str
+    element: ElementFormat
+    block: BlockFormat
+
+
+OPERAND_FORMATS = (
+    OperandFormat("nvfp4", FP4_E2M1, NVFP4),
+    OperandFormat("mxfp4", FP4_E2M1, MX),
+    OperandFormat("mxfp8", FP8_E4M3, MX),
+)
+
+
+def operand_format(name: str) -> OperandFormat:
+    for entry in OPERAND_FORMATS:
+        if entry.name == name:
+            return entry
+    raise ValueError(f"format must be one of {', '.join(repr(f.name) for f in OPERAND_FORMATS)}, got {name!r}")
+
+
+@dataclass(frozen=True)
+class GemmFormat:
+    """A pair of operand formats one GEMM multiplies: a (activations, M side) times b (weights, N side).
+    Both share one block format (one scale dtype): the kernels read one scale kind."""
+
+    name: str  # the benchmarks' and tools' --format vocabulary
+    a: OperandFormat
+    b: OperandFormat
+
+    @property
+    def block(self) -> BlockFormat:
+        return self.b.block
+
+
+GEMM_FORMATS = (
+    GemmFormat("nvfp4", operand_format("nvfp4"), operand_format("nvfp4")),
+    GemmFormat("mxfp4", operand_format("mxfp4"), operand_format("mxfp4")),
+    GemmFormat("mxfp8xmxfp4", operand_format("mxfp8"), operand_format("mxfp4")),  # W4A8
+)
+
+
+def gemm_format(name: str) -> GemmFormat:
+    for entry in GEMM_FORMATS:
+        if entry.name == name:
+            return entry
+    raise ValueError(f"format must be one of {', '.join(repr(f.name) for f in GEMM_FORMATS)}, got {name!r}")
+
+
+def gemm_format_for(a_element: str, scale_dtype: str) -> "GemmFormat | None":
+    """The GEMM format of a call whose `a` holds `a_element` values and whose scales are `scale_dtype`
+    (b is always FP4), or None where no format pairs them."""
+    for entry in GEMM_FORMATS:
+        if entry.a.element.name == a_element and entry.block.scale_dtype == scale_dtype:
+            return entry
+    return None

@@ -67,6 +67,8 @@ class Family:
     max_scale_bytes: int = 0
     # Whether the epilogue takes an alpha per output column (an (N,) vector) besides a single alpha.
     per_column_alpha: bool = False
+    # The GEMM formats (dtypes.GEMM_FORMATS names) its kernels take; a call in another is an error before launch.
+    formats: tuple = ("nvfp4",)
 
     @property
     def mmas(self) -> tuple:

@@ -1,6 +1,7 @@
-"""NVFP4 formats (docs/formats.md): e2m1 codes, e4m3 scales, the blocked scale layout, the exact
-reference GEMM (float64 accumulation, rounded once to the output dtype) and the quantization recipe
-(`quantize_reference`, the specification of every rounding the quantize kernel does).
+"""The block-scaled formats (docs/formats.md): e2m1 and e4m3 values, e4m3 (NVFP4) and ue8m0 (MX) scales,
+the blocked scale layout, the exact reference GEMM (float64 accumulation, rounded once to the output
+dtype) and the quantization recipes (`quantize_reference`, the specification of every rounding the
+quantize kernel does; `quantize_mx_reference`, the OCP MX recipe).
 
 Everything here is plain torch and runs on any device; nothing here is on the kernels' hot path.
 """
@@ -13,7 +14,17 @@ from typing import Optional
 
 import torch
 
-from .dtypes import NVFP4, OUT_DTYPE_TABLE, BlockFormat
+from .dtypes import (
+    BLOCK_FORMATS,
+    ELEMENT_FORMATS,
+    NVFP4,
+    OUT_DTYPE_TABLE,
+    BlockFormat,
+    ElementFormat,
+    GemmFormat,
+    gemm_format_for,
+    operand_format,
+)
 
 __all__ = [
     "E2M1_VALUES",
@@ -25,6 +36,9 @@ __all__ = [
     "pack_fp4",
     "unpack_fp4",
     "e2m1_to_float",
+    "block_format_of",
+    "element_format_of",
+    "gemm_format_of",
     "dequantize",
     "round_once",
     "ulp",
@@ -39,6 +53,8 @@ __all__ = [
     "global_scale_from_amax",
     "gemm_alpha",
     "quantize_reference",
+    "E8M0_BIAS",
+    "quantize_mx_reference",
 ]
 
 # Value of each 4-bit e2m1 code; bit 3 is the sign (code 8 is -0).
@@ -51,6 +67,38 @@ _ROW_GROUPS = 4
 OUT_DTYPES_BY_TORCH = {getattr(torch, d.name): d for d in OUT_DTYPE_TABLE}
 
 FP4_DTYPES = tuple(d for d in (torch.uint8, getattr(torch, "float4_e2m1fn_x2", None)) if d is not None)
+# torch dtype -> the block format its scales name (docs/formats.md: the format follows the dtypes).
+SCALE_DTYPES = {getattr(torch, f.scale_dtype): f for f in BLOCK_FORMATS if hasattr(torch, f.scale_dtype)}
+# torch dtype -> the element format its bytes hold.
+ELEMENT_DTYPES = {
+    getattr(torch, name): e for e in ELEMENT_FORMATS for name in e.storage_dtypes if hasattr(torch, name)
+}
+
+
+def block_format_of(scale_dtype: torch.dtype) -> BlockFormat:
+    """The block format whose scales have this dtype (float8_e4m3fn: NVFP4; float8_e8m0fnu: MX)."""
+    try:
+        return SCALE_DTYPES[scale_dtype]
+    except KeyError:
+        raise ValueError(
+            f"scales must be {' or '.join(map(str, SCALE_DTYPES))} (NVFP4 or MX), got {scale_dtype}"
+        ) from None
+
+
+def element_format_of(dtype: torch.dtype) -> ElementFormat:
+    """The element format a quantized operand of this dtype holds (uint8/float4_e2m1fn_x2: packed e2m1;
+    float8_e4m3fn: e4m3)."""
+    try:
+        return ELEMENT_DTYPES[dtype]
+    except KeyError:
+        raise ValueError(f"quantized values must be {' or '.join(map(str, ELEMENT_DTYPES))}, got {dtype}") from None
+
+
+def gemm_format_of(a_dtype: torch.dtype, scale_dtype: torch.dtype) -> Optional[GemmFormat]:
+    """The GEMM format of quantized `a` values of `a_dtype` with scales of `scale_dtype`, or None."""
+    if a_dtype not in ELEMENT_DTYPES or scale_dtype not in SCALE_DTYPES:
+        return None
+    return gemm_format_for(ELEMENT_DTYPES[a_dtype].name, SCALE_DTYPES[scale_dtype].scale_dtype)
 
 
 def _round_up(x: int, multiple: int) -> int:
@@ -59,14 +107,14 @@ def _round_up(x: int, multiple: int) -> int:
 
 def blocked_scale_shape(rows: int, k: int, *, fmt: BlockFormat = NVFP4) -> tuple[int, int]:
     """(padded rows, padded scale columns) of one matrix's blocked scales: (round_up(rows, 128),
-    round_up(k / 16, 4)) for NVFP4."""
+    round_up(k / values_per_scale, 4)): k / 16 scale columns for NVFP4, k / 32 for MX."""
     if k % fmt.values_per_scale:
         raise ValueError(f"k must be a multiple of {fmt.values_per_scale}, got {k}")
     return _round_up(rows, fmt.tile_rows), _round_up(k // fmt.values_per_scale, fmt.tile_cols)
 
 
 def blocked_scale_numel(rows: int, k: int, l: int = 1, *, fmt: BlockFormat = NVFP4) -> int:
-    """Bytes of blocked scales for `l` matrices of `rows` x `k` FP4 elements."""
+    """Bytes of blocked scales for `l` matrices of `rows` x `k` values in the block format `fmt`."""
     padded_rows, padded_cols = blocked_scale_shape(rows, k, fmt=fmt)
     return l * padded_rows * padded_cols
 
@@ -76,11 +124,12 @@ def _as_bytes(t: torch.Tensor) -> torch.Tensor:
 
 
 def to_blocked(scales: torch.Tensor, *, fmt: BlockFormat = NVFP4) -> torch.Tensor:
-    """Plain scales (rows, k/16) or (l, rows, k/16), any dtype -> the flat blocked layout
+    """Plain scales (rows, k/block) or (l, rows, k/block), any dtype -> the flat blocked layout
     (l * R * C,), same dtype, padding zero. byte(r, c) lands at ((r//128)*(C/4) + c//4)*512 + (r%32)*16 + ((r%128)//32)*4 + c%4.
+    The layout is the same for every block format (`fmt` gives its tile); block = 16 (NVFP4) or 32 (MX).
     """
     if scales.dim() not in (2, 3):
-        raise ValueError(f"scales must be (rows, k/16) or (l, rows, k/16), got shape {tuple(scales.shape)}")
+        raise ValueError(f"scales must be (rows, k/block) or (l, rows, k/block), got shape {tuple(scales.shape)}")
     plain = scales.unsqueeze(0) if scales.dim() == 2 else scales
     l, rows, cols = plain.shape
     padded_rows, padded_cols = _round_up(rows, fmt.tile_rows), _round_up(cols, fmt.tile_cols)
@@ -100,8 +149,8 @@ def _tile_view(l: int, padded_rows: int, padded_cols: int, fmt: BlockFormat) -> 
 def from_blocked(
     blocked: torch.Tensor, rows: int, k: int, l: Optional[int] = None, *, fmt: BlockFormat = NVFP4
 ) -> torch.Tensor:
-    """Inverse of to_blocked: blocked scales (any shape, contiguous) -> (rows, k/16), or
-    (l, rows, k/16) when `l` is given."""
+    """Inverse of to_blocked: blocked scales (any shape, contiguous) of `rows` x `k` values in the block
+    format `fmt` -> (rows, k/block), or (l, rows, k/block) when `l` is given (block = fmt.values_per_scale)."""
     batches = 1 if l is None else l
     padded_rows, padded_cols = blocked_scale_shape(rows, k, fmt=fmt)
     expected = batches * padded_rows * padded_cols
@@ -138,18 +187,30 @@ def e2m1_to_float(codes: torch.Tensor, dtype: torch.dtype = torch.float32) -> to
     return table[codes.long()]
 
 
-def dequantize(
-    packed: torch.Tensor, scale_blocked: torch.Tensor, dtype: torch.dtype = torch.float32
-) -> torch.Tensor:
-    """FP4 (rows, k/2) or (l, rows, k/2) with its blocked e4m3 scales -> values (…, rows, k).
+# How each element format's bytes become values (float64 holds every one exactly).
+_ELEMENT_DECODERS = {
+    "e2m1": lambda data, dtype: e2m1_to_float(unpack_fp4(data), dtype),
+    "e4m3": lambda data, dtype: data.to(dtype),
+}
 
-    Every e2m1 x e4m3 product is exact in fp16, bf16, fp32 and fp64.
+
+def dequantize(
+    data: torch.Tensor, scale_blocked: torch.Tensor, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
+    """Quantized values (rows, k / per byte) or (l, rows, k / per byte) with their blocked scales -> values
+    (…, rows, k). The dtypes say the format: packed FP4 (uint8 / float4_e2m1fn_x2) or float8_e4m3fn
+    values; float8_e4m3fn (NVFP4, per 16) or float8_e8m0fnu (MX, per 32) scales.
+
+    Every e2m1 x e4m3 product is exact in fp16, bf16, fp32 and fp64. A value times an e8m0 scale
+    (2^-127 .. 2^127) is exact in fp64, and in fp32 unless it leaves fp32's range.
     """
-    batched = packed.dim() == 3
-    rows, k = packed.shape[-2], packed.shape[-1] * 2
-    plain = from_blocked(scale_blocked, rows, k, packed.shape[0] if batched else None)
-    values = e2m1_to_float(unpack_fp4(packed), dtype)
-    scales = plain.to(dtype).repeat_interleave(SCALE_BLOCK, dim=-1)
+    fmt = block_format_of(scale_blocked.dtype)
+    element = element_format_of(data.dtype)
+    batched = data.dim() == 3
+    rows, k = data.shape[-2], data.shape[-1] * element.per_byte
+    plain = from_blocked(scale_blocked, rows, k, data.shape[0] if batched else None, fmt=fmt)
+    values = _ELEMENT_DECODERS[element.name](data, dtype)
+    scales = plain.to(dtype).repeat_interleave(fmt.values_per_scale, dim=-1)
     return values * scales
 
 
@@ -207,7 +268,8 @@ def reference_gemm(
 ) -> torch.Tensor:
     """The contract: out = alpha * deq(a) @ deq(b).T in float64, rounded once to `out_dtype`.
 
-    Shapes as for `nvfp4_gemm.gemm`; runs on the tensors' device. With `a_scale=None`, `a` is a
+    Shapes as for `nvfp4_gemm.gemm`, in any format it takes (the dtypes say which: NVFP4, MXFP4,
+    MXFP8 x MXFP4); runs on the tensors' device. With `a_scale=None`, `a` is a
     16-bit (M, K) or (L, M, K) tensor used as given (weight-only NVFP4): every product of a bf16 or
     fp16 value with an e2m1 x e4m3 value is exact in FP32 (at most 8 + 6 significant bits), and
     exact here in float64.
@@ -375,3 +437,57 @@ def quantize_reference(
     scale = to_blocked(scale_bytes).view(torch.float8_e4m3fn)
     partner = None if partner_global_scale is None else partner_global_scale.detach().cpu()
     return fp4, scale, gs.clone(), gemm_alpha(gs, partner)
+
+
+# --- the OCP MX recipe (docs/formats.md, "Quantize to MX") ---------------------------------------
+
+E8M0_BIAS = 127  # a ue8m0 scale byte c (0..254) is 2^(c - 127); 255 is NaN
+_E8M0_MIN_EXPONENT, _E8M0_MAX_EXPONENT = -E8M0_BIAS, 254 - E8M0_BIAS
+# The MiniFloat that rounds each element format (sign separate).
+_ELEMENT_ROUNDING = {"e2m1": E2M1, "e4m3": E4M3}
+
+
+def quantize_mx_reference(x: torch.Tensor, format: str = "mxfp4") -> tuple[torch.Tensor, torch.Tensor]:
+    """The OCP MX quantization (Microscaling Formats v1.0, section 6.3), the specification of
+    `quantize(x, format="mxfp4" | "mxfp8")`: returns CPU tensors (values, scale) with values packed e2m1
+    (..., K/2) uint8 for "mxfp4" or e4m3 (..., K) float8_e4m3fn for "mxfp8", and scale the blocked ue8m0
+    scales (round_up(rows, 128) * round_up(K/32, 4),) float8_e8m0fnu with zero padding.
+
+    Per block of 32 values, in fp32: amax = max |x_i|; the shared exponent
+    e = clamp(floor(log2(amax)) - emax, -127, 127) (emax = 2 for e2m1, 8 for e4m3; floor(log2) is the
+    exponent field, so it is exact; amax = 0 or below 2^-126 gives -127); scale byte e + 127; code_i =
+    sign(x_i) | round(|x_i| * 2^-e) to the element format, nearest with ties to even, saturating at its
+    largest value (6 or 448: floor(log2) puts amax * 2^-e in [2^emax, 2^(emax+1)), so the block's largest
+    values above 6 or 448 saturate, as the OCP recipe specifies). The multiply by the power of two is
+    exact (a product below fp32's normal range is far below half the element format's smallest step).
+    A block holding NaN or +-inf gets the NaN scale byte 0xFF and codes 0: it dequantizes to NaN.
+    """
+    element = operand_format(format).element
+    block = operand_format(format).block
+    if block.values_per_scale != 32 or block.scale_dtype != "float8_e8m0fnu":
+        raise ValueError(f"quantize_mx_reference quantizes to the MX formats, got format={format!r}")
+    size = block.values_per_scale
+    if x.shape[-1] % size:
+        raise ValueError(f"x.shape[-1] must be a multiple of {size} for format={format!r}, got {x.shape[-1]}")
+    k = x.shape[-1]
+    rows = math.prod(x.shape[:-1])
+    values = x.detach().to("cpu", torch.float32).reshape(rows, k // size, size)
+    magnitudes = values.abs()
+    finite_block = torch.isfinite(magnitudes).all(dim=-1)
+    block_amax = torch.where(finite_block, magnitudes.amax(dim=-1), torch.zeros((), dtype=torch.float32))
+    floor_log2 = ((block_amax.view(torch.int32) & _EXPONENT_MASK) >> 23) - 127  # -127 for 0 and subnormals
+    shared = torch.clamp(floor_log2 - element.emax, _E8M0_MIN_EXPONENT, _E8M0_MAX_EXPONENT)
+    # 2^-shared as fp32 bits: shared <= 127 - emax <= 125, so the exponent field 127 - shared is 2..254
+    inverse = ((127 - shared) << 23).to(torch.int32).view(torch.float32)
+    rounding = _ELEMENT_ROUNDING[element.name]
+    magnitude_codes, _ = round_magnitude(magnitudes * inverse.unsqueeze(-1), rounding)
+    sign_bit = 8 // element.per_byte - 1
+    sign = torch.signbit(values).to(torch.int32) << sign_bit
+    codes = torch.where(finite_block.unsqueeze(-1), magnitude_codes | sign, 0).to(torch.uint8)
+    scale_bytes = torch.where(finite_block, shared + E8M0_BIAS, block.scale_nan_code).to(torch.uint8)
+    scale = to_blocked(scale_bytes, fmt=block).view(getattr(torch, block.scale_dtype))
+    if element.per_byte == 2:
+        data = pack_fp4(codes.reshape(rows, k)).reshape(*x.shape[:-1], k // 2)
+    else:
+        data = codes.reshape(*x.shape[:-1], k).view(getattr(torch, element.storage_dtypes[0]))
+    return data, scale

@@ -1,4 +1,4 @@
-"""The model path: `NVFP4Linear` (an `nn.Linear` with NVFP4 weights), `calibrate` (static input
+"""The model path: `NVFP4Linear` (an `nn.Linear` with NVFP4 or MXFP4 weights), `calibrate` (static input
 scales) and `quantize_model` (swap a model's eligible `nn.Linear`s in place).
 
     summary = nvfp4_gemm.quantize_model(model)   # swaps the layers in place, returns what it did
@@ -19,6 +19,7 @@ from torch import nn
 
 from ._checks import OUT_DTYPE_NAMES
 from .configs import shape_rule_violation
+from .dtypes import GEMM_FORMATS, operand_format
 from .formats import (
     WEIGHT_ONLY_A_DTYPES,
     blocked_scale_numel,
@@ -32,17 +33,34 @@ from .formats import (
 from .quantization import quantize
 
 __all__ = [
-    "ACTIVATIONS", "NVFP4Linear", "QuantizeSummary", "calibrate", "fuse_linears", "quantize_model", "ineligibility",
+    "ACTIVATIONS", "WEIGHT_FORMATS", "NVFP4Linear", "QuantizeSummary", "calibrate", "fuse_linears", "quantize_model", "ineligibility",
 ]
 
-# "nvfp4": activations quantized on every call (W4A4, the NVFP4 x NVFP4 GEMM); "bf16": activations
-# used as given, 16-bit (weight-only, W4A16).
-ACTIVATIONS = ("nvfp4", "bf16")
+# The weights' formats (the GEMM's b operand in dtypes.GEMM_FORMATS).
+WEIGHT_FORMATS = tuple(dict.fromkeys(f.b.name for f in GEMM_FORMATS))
+# "nvfp4", "mxfp4", "mxfp8": activations quantized to that format on every call (the GEMM of
+# dtypes.GEMM_FORMATS that pairs it with the weights: NVFP4 x NVFP4, MXFP4 x MXFP4, MXFP8 x MXFP4 = W4A8);
+# "bf16": activations used as given, 16-bit (weight-only, W4A16).
+WEIGHT_ONLY = "bf16"
+ACTIVATIONS = (*dict.fromkeys(f.a.name for f in GEMM_FORMATS), WEIGHT_ONLY)
 
 
-def _check_activations(activations: str) -> None:
+def _resolve_formats(activations: Optional[str], format: str) -> str:
+    """The activations of a layer with `format` weights (None: the weights' own format); checks the pair."""
+    if format not in WEIGHT_FORMATS:
+        raise ValueError(f"format (the weights') must be one of {WEIGHT_FORMATS}, got {format!r}")
+    if activations is None:
+        return format
     if activations not in ACTIVATIONS:
         raise ValueError(f"activations must be one of {ACTIVATIONS}, got {activations!r}")
+    pairs = [f.a.name for f in GEMM_FORMATS if f.b.name == format]
+    if activations != WEIGHT_ONLY and activations not in pairs:
+        raise ValueError(
+            f"activations={activations!r} do not pair with format={format!r} weights: the GEMM formats pair "
+            f"{', '.join(f'{f.a.name} x {f.b.name}' for f in GEMM_FORMATS)}; {format} weights take activations "
+            f"{', '.join(repr(a) for a in (*pairs, WEIGHT_ONLY))}"
+        )
+    return activations
 
 
 def ineligibility(in_features: int, out_features: int, dtype: torch.dtype) -> Optional[str]:
@@ -59,14 +77,17 @@ def ineligibility(in_features: int, out_features: int, dtype: torch.dtype) -> Op
 
 
 class NVFP4Linear(nn.Module):
-    """`y = x @ W.T + b` with W stored as NVFP4: packed e2m1 codes (out_features, in_features/2),
-    blocked e4m3 scales and an fp32 global scale, all buffers (they travel with `state_dict`).
+    """`y = x @ W.T + b` with W stored as NVFP4 (format="nvfp4": packed e2m1 codes (out_features,
+    in_features/2), blocked e4m3 scales and an fp32 global scale) or MXFP4 (format="mxfp4": packed e2m1,
+    blocked ue8m0 scales, global scale 1), all buffers (they travel with `state_dict`).
 
     activations="nvfp4": x is quantized on every call (its global scale static after `calibrate`,
     or computed per call on the device) and the NVFP4 x NVFP4 GEMM runs with
-    alpha = 1 / (gs_x * gs_w). activations="bf16": weight-only, `x @ dequant(W).T` with x as given
-    (16-bit), one rounding. The output has x's dtype; the bias is added to it in that dtype.
-    Inference only: nothing here has a backward, and an input that requires grad is an error.
+    alpha = 1 / (gs_x * gs_w). activations="mxfp4" or "mxfp8" (MXFP4 weights): x is quantized to MX on
+    every call (no global scale) and the MXFP4 x MXFP4 or MXFP8 x MXFP4 (W4A8) GEMM runs; CPU only in this
+    build. activations="bf16": weight-only, `x @ dequant(W).T` with x as given (16-bit), one rounding.
+    The default activations are the weights' format. The output has x's dtype; the bias is added to it
+    in that dtype. Inference only: nothing here has a backward, and an input that requires grad is an error.
     """
 
     def __init__(
@@ -75,12 +96,13 @@ class NVFP4Linear(nn.Module):
         out_features: int,
         bias: bool = True,
         *,
-        activations: str = "nvfp4",
+        activations: Optional[str] = None,
         device: Optional[torch.device | str] = None,
         dtype: torch.dtype = torch.bfloat16,
+        format: str = "nvfp4",
     ) -> None:
         super().__init__()
-        _check_activations(activations)
+        activations = _resolve_formats(activations, format)
         reason = ineligibility(in_features, out_features, dtype)
         if reason is not None:
             raise ValueError(f"NVFP4Linear({in_features}, {out_features}, dtype={dtype}): {reason}")
@@ -88,10 +110,15 @@ class NVFP4Linear(nn.Module):
         self.out_features = out_features
         self.dtype = dtype  # what it was built for (the shape rules, the bias); outputs follow x
         self.activations = activations
+        self.format = format  # the weights'
+        block = operand_format(format).block
         self.register_buffer("weight", torch.zeros(out_features, in_features // 2, dtype=torch.uint8, device=device))
         self.register_buffer(
             "weight_scale",
-            torch.zeros(blocked_scale_numel(out_features, in_features), dtype=torch.float8_e4m3fn, device=device),
+            torch.zeros(
+                blocked_scale_numel(out_features, in_features, fmt=block), dtype=getattr(torch, block.scale_dtype),
+                device=device,
+            ),
         )
         self.register_buffer("weight_global_scale", torch.ones((), dtype=torch.float32, device=device))
         # None: dynamic (computed per call on the device); a float32 0-d tensor: static
@@ -104,17 +131,20 @@ class NVFP4Linear(nn.Module):
         self._calibration_calls = 0
 
     @classmethod
-    def from_linear(cls, linear: nn.Linear, activations: str = "nvfp4") -> "NVFP4Linear":
-        """Quantize an `nn.Linear`'s weight (dynamic global scale 2688 / max|W|) into a new layer on
-        the weight's device; the bias is copied as is."""
+    def from_linear(
+        cls, linear: nn.Linear, activations: Optional[str] = None, *, format: str = "nvfp4"
+    ) -> "NVFP4Linear":
+        """Quantize an `nn.Linear`'s weight (NVFP4: dynamic global scale 2688 / max|W|; MXFP4: the OCP MX
+        recipe) into a new layer on the weight's device; the bias is copied as is. W4A8:
+        `from_linear(linear, "mxfp8", format="mxfp4")`."""
         if not isinstance(linear, nn.Linear):
             raise TypeError(f"from_linear takes an nn.Linear, got {type(linear).__name__}")
         weight = linear.weight.detach()
         layer = cls(
             linear.in_features, linear.out_features, linear.bias is not None,
-            activations=activations, device=weight.device, dtype=weight.dtype,
+            activations=activations, device=weight.device, dtype=weight.dtype, format=format,
         )
-        quantized = quantize(weight.contiguous())
+        quantized = quantize(weight.contiguous(), format=format)
         with torch.no_grad():
             layer.weight.copy_(quantized.data)
             layer.weight_scale.copy_(quantized.scale)
@@ -126,20 +156,28 @@ class NVFP4Linear(nn.Module):
     def extra_repr(self) -> str:
         mode = "static" if self.input_global_scale is not None else "dynamic"
         scale = f", input scale {mode}" if self.activations == "nvfp4" else ""
+        weights = f", format={self.format!r}" if self.format != "nvfp4" else ""
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, "
-            f"activations={self.activations!r}{scale}"
+            f"activations={self.activations!r}{scale}{weights}"
         )
 
-    # The activation mode travels with the state dict, so loading into a fresh module restores it.
+    # The activation mode travels with the state dict, so loading into a fresh module restores it. The
+    # weights' format is in it too (a state without one is NVFP4): their scale dtype must be this layer's.
     def get_extra_state(self) -> dict:
-        return {"activations": self.activations}
+        return {"activations": self.activations, "format": self.format}
 
     def set_extra_state(self, state: dict) -> None:
-        _check_activations(state["activations"])
-        self.activations = state["activations"]
+        self.activations = _resolve_formats(state["activations"], state.get("format", "nvfp4"))
 
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        extra = state_dict.get(prefix + "_extra_state")
+        stored = extra.get("format", "nvfp4") if isinstance(extra, dict) else self.format
+        if stored != self.format:
+            raise ValueError(
+                f"{prefix or 'the layer'}: the state holds format={stored!r} weights, this layer format="
+                f"{self.format!r} ones (their scales differ in dtype and size): build it with format={stored!r}"
+            )
         # The static input scale exists only in calibrated checkpoints: take it, or drop ours.
         key = prefix + "input_global_scale"
         if key in state_dict and self.input_global_scale is None:
@@ -161,8 +199,10 @@ class NVFP4Linear(nn.Module):
             out = rows.new_empty((0, self.out_features))
         elif self.activations == "nvfp4":
             out = self._forward_nvfp4(rows)
-        else:
+        elif self.activations == WEIGHT_ONLY:
             out = self._forward_weight_only(rows)
+        else:
+            out = self._forward_mx(rows)
         if self.bias is not None:
             out = out + self.bias.to(out.dtype)
         return out.reshape(*x.shape[:-1], self.out_features)
@@ -182,6 +222,13 @@ class NVFP4Linear(nn.Module):
             data, scale, input_global_scale, _ = torch.ops.nvfp4.quantize(x, input_scale, None)
             alpha = gemm_alpha(input_global_scale, self.weight_global_scale)
         return torch.ops.nvfp4.gemm(data, self.weight, scale, self.weight_scale, alpha, x.dtype)
+
+    def _forward_mx(self, x: torch.Tensor) -> torch.Tensor:
+        """MX activations (no global scale) times the MXFP4 weights: alpha is 1."""
+        if x.dtype not in OUT_DTYPE_NAMES:
+            raise TypeError(f"x must be float16, bfloat16 or float32 (the output dtype follows it), got {x.dtype}")
+        data, scale, _, _ = torch.ops.nvfp4.quantize(x, None, None, self.activations)
+        return torch.ops.nvfp4.gemm(data, self.weight, scale, self.weight_scale, None, x.dtype)
 
     def _forward_weight_only(self, x: torch.Tensor) -> torch.Tensor:
         if x.dtype not in WEIGHT_ONLY_A_DTYPES:
@@ -208,7 +255,7 @@ def fuse_linears(layers: "list[NVFP4Linear]") -> NVFP4Linear:
     if not layers or not all(isinstance(layer, NVFP4Linear) for layer in layers):
         raise TypeError("fuse_linears takes a non-empty list of NVFP4Linear layers")
     first = layers[0]
-    for name in ("in_features", "activations", "dtype"):
+    for name in ("in_features", "activations", "dtype", "format"):
         values = {getattr(layer, name) for layer in layers}
         if len(values) > 1:
             raise ValueError(f"fuse_linears: the layers must share {name}, got {sorted(map(str, values))}")
@@ -226,13 +273,14 @@ def fuse_linears(layers: "list[NVFP4Linear]") -> NVFP4Linear:
     rows = [layer.out_features for layer in layers]
     fused = NVFP4Linear(
         first.in_features, sum(rows), any(layer.bias is not None for layer in layers),
-        activations=first.activations, device=first.weight.device, dtype=first.dtype,
+        activations=first.activations, device=first.weight.device, dtype=first.dtype, format=first.format,
     )
     k = first.in_features
+    block = operand_format(first.format).block
     with torch.no_grad():
         fused.weight.copy_(torch.cat([layer.weight for layer in layers]))
-        plain = torch.cat([from_blocked(layer.weight_scale, r, k) for layer, r in zip(layers, rows)])
-        fused.weight_scale.copy_(to_blocked(plain))
+        plain = torch.cat([from_blocked(layer.weight_scale, r, k, fmt=block) for layer, r in zip(layers, rows)])
+        fused.weight_scale.copy_(to_blocked(plain, fmt=block))
         scales = torch.cat([layer.weight_global_scale.reshape(1).expand(r) for layer, r in zip(layers, rows)])
         fused.weight_global_scale = scales.contiguous() if not bool((scales == scales[0]).all()) else scales[0].clone()
         fused.input_global_scale = None if statics[0] is None else statics[0].clone()
@@ -279,12 +327,16 @@ class QuantizeSummary:
     """What `quantize_model` did: qualified names of the layers it swapped, and of those it left."""
 
     activations: str
+    format: str = "nvfp4"  # the weights'
     quantized: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # name -> why the kernels cannot take it
     excluded: list[str] = field(default_factory=list)  # by include/exclude
 
     def __str__(self) -> str:
-        lines = [f"quantized {len(self.quantized)} nn.Linear to NVFP4Linear (activations={self.activations!r})"]
+        lines = [
+            f"quantized {len(self.quantized)} nn.Linear to NVFP4Linear (format={self.format!r}, "
+            f"activations={self.activations!r})"
+        ]
         lines += [f"  skipped {name}: {reason}" for name, reason in self.skipped.items()]
         if self.excluded:
             lines.append(f"  excluded: {', '.join(self.excluded)}")
@@ -300,11 +352,15 @@ def _matches(name: str, patterns: Iterable[str]) -> bool:
 def quantize_model(
     model: nn.Module,
     *,
-    activations: str = "nvfp4",
+    activations: Optional[str] = None,
     include: Optional[Iterable[str]] = None,
     exclude: Iterable[str] = ("lm_head",),
+    format: str = "nvfp4",
 ) -> QuantizeSummary:
     """Replace every eligible `nn.Linear` in `model` with `NVFP4Linear.from_linear` in place.
+
+    format: the weights' ("nvfp4" or "mxfp4"); activations: see NVFP4Linear (None: the weights' format;
+    W4A8 is format="mxfp4", activations="mxfp8").
 
     include: fnmatch patterns of qualified module names (or their last component) to consider;
     None: all. exclude: patterns to leave alone (default: the output head `lm_head`, whose accuracy
@@ -312,10 +368,10 @@ def quantize_model(
     a multiple of 8 for 16-bit outputs, other dtypes, meta tensors, nn.Linear subclasses) are skipped
     and named with the reason. A module reachable under several names is replaced once, everywhere.
     """
-    _check_activations(activations)
+    activations = _resolve_formats(activations, format)
     include = None if include is None else tuple(include)
     exclude = tuple(exclude)
-    summary = QuantizeSummary(activations=activations)
+    summary = QuantizeSummary(activations=activations, format=format)
     replacements: dict[int, nn.Module] = {}
     for name, module in list(model.named_modules(remove_duplicate=False)):
         if not isinstance(module, nn.Linear):
@@ -328,7 +384,7 @@ def quantize_model(
             summary.skipped[name] = reason
             continue
         if id(module) not in replacements:
-            replacements[id(module)] = NVFP4Linear.from_linear(module, activations)
+            replacements[id(module)] = NVFP4Linear.from_linear(module, activations, format=format)
         parent_name, _, child = name.rpartition(".")
         setattr(model.get_submodule(parent_name), child, replacements[id(module)])
         summary.quantized.append(name)

@@ -19,6 +19,7 @@ from ._checks import (
     OUT_DTYPE_NAMES,
     GemmShape,
     check_gemm_args,
+    check_format_supported,
     check_kernel_limits,
     check_out,
     check_no_grad,
@@ -108,6 +109,7 @@ def _make_plan(
     index: int, shape: GemmShape, out_dtype: torch.dtype, config_name: Optional[str], split_k: Optional[int]
 ) -> _Plan:
     _check_device_supported(index)
+    check_format_supported(families.for_sm_major(torch.cuda.get_device_capability(index)[0]), shape)
     dtype_name = OUT_DTYPE_NAMES[out_dtype]
     device = torch.device("cuda", index)
     # the resolver checks a pinned config and a pinned split_k (against the config that runs)
@@ -161,7 +163,7 @@ def _launch_cuda(
     split_k: Optional[int] = None,
 ) -> None:
     index = _device_index(a.device)
-    key = (index, shape.m, shape.n, shape.k, shape.l, out.dtype, config_name, split_k)
+    key = (index, shape.format.name, shape.m, shape.n, shape.k, shape.l, out.dtype, config_name, split_k)
     plan = _plans.get(key)
     if plan is None:
         plan = _plans[key] = _make_plan(index, shape, out.dtype, config_name, split_k)
@@ -205,15 +207,21 @@ def gemm(
     config: Optional[str] = None,
     split_k: Optional[int] = None,
 ) -> torch.Tensor:
-    """NVFP4 GEMM: ``out = alpha * dequant(a) @ dequant(b).T``, FP32 accumulation, one rounding.
+    """Block-scaled GEMM: ``out = alpha * dequant(a) @ dequant(b).T``, FP32 accumulation, one rounding.
+
+    The format follows the dtypes, as torch._scaled_mm's does (docs/formats.md): float8_e4m3fn scales
+    are NVFP4 (one per 16 values), float8_e8m0fnu scales MX (one power of two per 32 values); `a` packed
+    FP4 is 4-bit activations (NVFP4 x NVFP4 or MXFP4 x MXFP4), `a` float8_e4m3fn (M, K) MXFP8
+    activations (MXFP8 x MXFP4, "W4A8"; MX scales only).
 
     Args:
-        a: packed FP4 (M, K/2) or (L, M, K/2), uint8 or torch.float4_e2m1fn_x2, contiguous.
+        a: packed FP4 (M, K/2) or (L, M, K/2), uint8 or torch.float4_e2m1fn_x2, contiguous; or
+            float8_e4m3fn (M, K) or (L, M, K) with MX scales.
         b: packed FP4 (N, K/2) or (L, N, K/2): the nn.Linear weight layout (K-major).
-        a_scale, b_scale: float8_e4m3fn scales in the cuBLAS 128x4 blocked layout (any shape
+        a_scale, b_scale: scales of one dtype in the cuBLAS 128x4 blocked layout (any shape
             whose contiguous storage is that layout, e.g. flat from `to_blocked`). Plain row-major
-            (rows, K/16) scales of the same size cannot be detected and give a wrong result: convert
-            them with `nvfp4_gemm.to_blocked` (`nvfp4_gemm.testing.assert_blocked_like` checks).
+            (rows, K/16 or K/32) scales of the same size cannot be detected and give a wrong result:
+            convert them with `nvfp4_gemm.to_blocked` (`nvfp4_gemm.testing.assert_blocked_like` checks).
         alpha: optional float32 one-element tensor on the same device (a global scale).
         out_dtype: torch.float16, torch.bfloat16 or torch.float32; default: out's dtype if `out`
             is given, else torch.float16.
@@ -225,7 +233,8 @@ def gemm(
             resolver's); the config that runs bounds it (`Config.max_split_k`): on a GPU the pinned or
             resolved config, on the CPU the pinned one (without config= only the type is checked there).
 
-    CUDA tensors run on their device's current stream; CPU tensors use the exact reference. M, N or
+    CUDA tensors run on their device's current stream (NVFP4 only in this build: an MX call on CUDA is
+    a NotImplementedError before any launch); CPU tensors use the exact reference, every format. M, N or
     L = 0 give the empty output and K = 0 gives alpha * 0, without a launch. No argument may require
     grad (there is no backward). The limits and their errors: README, "Errors and limits".
     """
@@ -251,6 +260,7 @@ def gemm(
     if config is not None:
         # the checks a launch of this config would make, so that a call behaves the same on every device
         pinned = pinned_config(config, split_k=None if shape.empty else split_k, k=shape.k)
+        check_format_supported(pinned.family_info, shape)
         if not shape.empty:
             check_kernel_limits(pinned, shape, 1 if split_k is None else split_k)
     if shape.empty:
@@ -393,7 +403,7 @@ def _op_first_call(handles: list) -> tuple[object, Optional[tuple]]:
     else:
         _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, None)
         index = _device_index(a.device)
-        plan = _plans[(index, shape.m, shape.n, shape.k, shape.l, out.dtype, None, None)]
+        plan = _plans[(index, shape.format.name, shape.m, shape.n, shape.k, shape.l, out.dtype, None, None)]
         plan_tuple = (plan.kernel.entry_address, plan.split_k, plan.workspace_bytes, plan.counters,
                       shape.m, shape.n, shape.k, shape.l, list(shape.out_shape))
     return torch._C._aoti.unsafe_alloc_void_ptr_from_tensor(out), plan_tuple

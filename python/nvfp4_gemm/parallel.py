@@ -133,8 +133,18 @@ def _group_rank_world(group: Optional[dist.ProcessGroup]) -> tuple[int, int]:
     return dist.get_rank(group), dist.get_world_size(group)
 
 
+def _check_nvfp4(layer: NVFP4Linear) -> None:
+    """The shards quantize and scale as NVFP4 (global scales, e4m3 scales of 16): MX layers are not sharded yet."""
+    if layer.format != "nvfp4" or layer.activations not in ("nvfp4", "bf16"):
+        raise NotImplementedError(
+            f"tensor parallel shards NVFP4 layers; this one has format={layer.format!r} weights and "
+            f"activations={layer.activations!r} (MX layers are not sharded in this build)"
+        )
+
+
 def shard_rows(layer: NVFP4Linear, rank: int, world_size: int) -> ColumnParallelNVFP4Linear:
     """Column-parallel shard `rank` of `world_size` of `layer`: output rows [rank*N/W, (rank+1)*N/W)."""
+    _check_nvfp4(layer)
     n, k = layer.out_features, layer.in_features
     n0, n1 = _shard_bounds(n, "out_features (N)", rank, world_size)
     dtype = layer.dtype
@@ -159,6 +169,7 @@ def shard_columns(
 ) -> RowParallelNVFP4Linear:
     """Row-parallel shard `rank` of `world_size` of `layer`: input columns [rank*K/W, (rank+1)*K/W);
     the bias (added once, after the all-reduce) stays whole on every rank."""
+    _check_nvfp4(layer)
     n, k = layer.out_features, layer.in_features
     k0, k1 = _shard_bounds(k, "in_features (K)", rank, world_size)
     dtype = layer.dtype

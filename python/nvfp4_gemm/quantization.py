@@ -1,10 +1,14 @@
-"""`torch.ops.nvfp4.quantize` and `nvfp4_gemm.quantize`: a float32/float16/bfloat16 tensor -> NVFP4
-operands for `gemm` (packed e2m1 codes, blocked e4m3 scales, the global scale, the GEMM's alpha).
+"""`torch.ops.nvfp4.quantize` and `nvfp4_gemm.quantize`: a float32/float16/bfloat16 tensor -> operands
+for `gemm` in one of the operand formats (dtypes.OPERAND_FORMATS): NVFP4 (packed e2m1 codes, blocked e4m3
+scales, the global scale, the GEMM's alpha), MXFP4 (packed e2m1, blocked ue8m0 scales) or MXFP8 (e4m3
+values, blocked ue8m0 scales).
 
-The recipe (docs/formats.md, "Quantize") is `formats.quantize_reference`, which the CPU op runs. The
+The NVFP4 recipe (docs/formats.md, "Quantize") is `formats.quantize_reference`, which the CPU op runs. The
 CUDA op launches csrc/include/nvfp4_gemm/quantize/nvfp4_quantize.cuh, which does the same fp32
 operations in the same order (bit-identical codes and scale bytes); the dynamic global scale is
-computed on the device, so no call synchronizes with the host.
+computed on the device, so no call synchronizes with the host. The MX recipe (docs/formats.md, "Quantize
+to MX") is `formats.quantize_mx_reference`: CPU only in this build (a CUDA tensor is a NotImplementedError
+naming the format, before any launch).
 """
 
 from __future__ import annotations
@@ -16,27 +20,34 @@ import torch
 
 from . import _C
 from ._checks import check_pointer_alignment
-from .formats import SCALE_BLOCK, blocked_scale_numel, quantize_reference
+from .dtypes import OperandFormat, operand_format
+from .formats import blocked_scale_numel, gemm_alpha, quantize_mx_reference, quantize_reference
 from .ops import _check_device_supported, _current_stream, _device_index
 
 __all__ = ["Quantized", "quantize", "INPUT_DTYPES"]
 
 _SCHEMA = (
-    "quantize(Tensor x, Tensor? global_scale=None, Tensor? partner_global_scale=None) "
+    "quantize(Tensor x, Tensor? global_scale=None, Tensor? partner_global_scale=None, str format=\"nvfp4\") "
     "-> (Tensor, Tensor, Tensor, Tensor)"
 )
 
 # Input dtypes and the kernel's code for each (csrc quantize::InputDtype).
 INPUT_DTYPES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
 _MAX_SCALE_BYTES = 2**31 - 1  # the kernel indexes (row, scale column) pairs with 32-bit integers
+# The operand formats the CUDA quantize kernel writes (the others run on the CPU only).
+_CUDA_FORMATS = ("nvfp4",)
 
 
 class Quantized(NamedTuple):
-    """NVFP4 operands of one tensor x (..., K), ready for `gemm`."""
+    """The quantized operands of one tensor x (..., K), ready for `gemm`."""
 
-    data: torch.Tensor  # (..., K/2) uint8: e2m1 codes, element 2j in the low nibble of byte j
-    scale: torch.Tensor  # (round_up(rows, 128) * round_up(K/16, 4),) float8_e4m3fn, blocked, zero padding
-    global_scale: torch.Tensor  # float32 0-d: the global scale used
+    # (..., K/2) uint8: e2m1 codes, element 2j in the low nibble of byte j (nvfp4, mxfp4); (..., K)
+    # float8_e4m3fn (mxfp8)
+    data: torch.Tensor
+    # (round_up(rows, 128) * round_up(K/block, 4),) blocked, zero padding: float8_e4m3fn per 16 (nvfp4) or
+    # float8_e8m0fnu per 32 (mx)
+    scale: torch.Tensor
+    global_scale: torch.Tensor  # float32 0-d: the global scale used (1 for MX, which has none)
     alpha: torch.Tensor  # float32 0-d: 1 / (global_scale * partner_global_scale), partner 1 if not given
 
 
@@ -52,9 +63,16 @@ def _check_scalar(name: str, t: Optional[torch.Tensor], device: torch.device) ->
 
 
 def check_quantize_args(
-    x: torch.Tensor, global_scale: Optional[torch.Tensor], partner_global_scale: Optional[torch.Tensor]
-) -> tuple[int, int]:
-    """Validate the quantize arguments before anything is launched; return (rows, K)."""
+    x: torch.Tensor,
+    global_scale: Optional[torch.Tensor],
+    partner_global_scale: Optional[torch.Tensor],
+    format: str = "nvfp4",
+) -> tuple[int, int, OperandFormat]:
+    """Validate the quantize arguments before anything is launched; return (rows, K, the operand format)."""
+    if not isinstance(format, str):
+        raise TypeError(f"format must be a str, got {type(format).__name__}")
+    fmt = operand_format(format)
+    block = fmt.block.values_per_scale
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
     if x.dtype not in INPUT_DTYPES:
@@ -62,13 +80,21 @@ def check_quantize_args(
     if x.dim() < 1:
         raise ValueError("x must have at least one dimension (..., K)")
     k = x.shape[-1]
-    if k < SCALE_BLOCK or k % SCALE_BLOCK:
-        raise ValueError(f"x.shape[-1] (K) must be a positive multiple of {SCALE_BLOCK}, got shape {tuple(x.shape)}")
+    if k < block or k % block:
+        raise ValueError(
+            f"x.shape[-1] (K) must be a positive multiple of {block} (values per {format} scale), got shape "
+            f"{tuple(x.shape)}"
+        )
     if not x.is_contiguous():
         raise ValueError(f"x must be contiguous (the kernel reads rows of K elements), got strides {x.stride()}")
     rows = math.prod(x.shape[:-1])
-    if blocked_scale_numel(rows, k) > _MAX_SCALE_BYTES:
+    if blocked_scale_numel(rows, k, fmt=fmt.block) > _MAX_SCALE_BYTES:
         raise ValueError(f"x of shape {tuple(x.shape)} needs more than 2^31 blocked scale bytes; quantize it in parts")
+    if global_scale is not None and fmt.block.scale_dtype == "float8_e8m0fnu":
+        raise ValueError(
+            f"format={format!r} has no global scale (its scales are powers of two, one per {block} values): pass "
+            f"global_scale=None"
+        )
     _check_scalar("global_scale", global_scale, x.device)
     _check_scalar("partner_global_scale", partner_global_scale, x.device)
     if torch.is_grad_enabled():
@@ -78,25 +104,28 @@ def check_quantize_args(
                     f"{name} requires grad, but quantize has no backward (its outputs are codes): pass "
                     f"{name}.detach() or call it under torch.no_grad() / torch.inference_mode()"
                 )
-    return rows, k
+    return rows, k, fmt
 
 
-def _output_specs(x: torch.Tensor, rows: int, k: int) -> tuple[tuple[tuple[int, ...], torch.dtype], ...]:
+def _output_specs(
+    x: torch.Tensor, rows: int, k: int, fmt: OperandFormat
+) -> tuple[tuple[tuple[int, ...], torch.dtype], ...]:
     """(shape, dtype) of each field of `Quantized` for x."""
+    element = fmt.element
     return (
-        ((*x.shape[:-1], k // 2), torch.uint8),
-        ((blocked_scale_numel(rows, k),), torch.float8_e4m3fn),
+        ((*x.shape[:-1], k // element.per_byte), getattr(torch, element.storage_dtypes[0])),
+        ((blocked_scale_numel(rows, k, fmt=fmt.block),), getattr(torch, fmt.block.scale_dtype)),
         ((), torch.float32),
         ((), torch.float32),
     )
 
 
-def _empty_outputs(x: torch.Tensor, rows: int, k: int) -> Quantized:
-    return Quantized(*(x.new_empty(shape, dtype=dtype) for shape, dtype in _output_specs(x, rows, k)))
+def _empty_outputs(x: torch.Tensor, rows: int, k: int, fmt: OperandFormat) -> Quantized:
+    return Quantized(*(x.new_empty(shape, dtype=dtype) for shape, dtype in _output_specs(x, rows, k, fmt)))
 
 
-def _check_out(out: Quantized, x: torch.Tensor, rows: int, k: int) -> None:
-    for name, given, (shape, dtype) in zip(Quantized._fields, out, _output_specs(x, rows, k)):
+def _check_out(out: Quantized, x: torch.Tensor, rows: int, k: int, fmt: OperandFormat) -> None:
+    for name, given, (shape, dtype) in zip(Quantized._fields, out, _output_specs(x, rows, k, fmt)):
         if not isinstance(given, torch.Tensor):
             raise TypeError(f"out.{name} must be a torch.Tensor, got {type(given).__name__}")
         if given.dtype != dtype or tuple(given.shape) != shape or given.device != x.device:
@@ -118,7 +147,14 @@ def _launch_cuda(
     out: Quantized,
     rows: int,
     k: int,
+    fmt: OperandFormat,
 ) -> None:
+    if fmt.name not in _CUDA_FORMATS:
+        raise NotImplementedError(
+            f"quantize(format={fmt.name!r}) has no CUDA kernel in this build (the CUDA quantize kernel writes "
+            f"{', '.join(_CUDA_FORMATS)}): quantize a CPU tensor (formats.quantize_mx_reference's recipe) and move "
+            f"the result"
+        )
     index = _device_index(x.device)
     if index not in _supported_devices:
         _check_device_supported(index)
@@ -145,8 +181,11 @@ def quantize(
     *,
     partner_global_scale: Optional[torch.Tensor] = None,
     out: Optional[Quantized] = None,
+    format: str = "nvfp4",
 ) -> Quantized:
-    """Quantize x (..., K) to NVFP4: ``x ~= e2m1(data) * e4m3(scale) / global_scale`` per block of 16.
+    """Quantize x (..., K) to NVFP4: ``x ~= e2m1(data) * e4m3(scale) / global_scale`` per block of 16;
+    with format="mxfp4" or "mxfp8" to MX: ``x ~= value(data) * 2^(scale - 127)`` per block of 32 (the OCP
+    MX recipe, docs/formats.md "Quantize to MX"; global_scale 1, no global scale argument).
 
     Args:
         x: float32, float16 or bfloat16, contiguous, K = x.shape[-1] a multiple of 16 (the GEMM
@@ -156,6 +195,9 @@ def quantize(
         partner_global_scale: the global scale of the GEMM's other operand; `alpha` is then the
             GEMM's alpha, 1 / (global_scale * partner_global_scale). Without it: 1 / global_scale.
         out: optional preallocated outputs (as `Quantized`), written in place.
+        format: "nvfp4" (default), "mxfp4" (packed e2m1, ue8m0 scales) or "mxfp8" (e4m3 values, ue8m0
+            scales; the activations of the W4A8 GEMM). MX needs K % 32 == 0 and runs on the CPU only in
+            this build (a CUDA x is a NotImplementedError).
 
     CUDA tensors run on the current stream (CUDA-graph capturable; the dynamic scale's scratch is
     allocated per call); CPU tensors run the reference recipe, formats.quantize_reference.
@@ -163,16 +205,16 @@ def quantize(
     NaN, and so does every GEMM output it feeds); a global scale that is not a positive finite
     number makes every block NaN.
     """
-    rows, k = check_quantize_args(x, global_scale, partner_global_scale)
+    rows, k, fmt = check_quantize_args(x, global_scale, partner_global_scale, format)
     if out is not None:
-        _check_out(out, x, rows, k)
+        _check_out(out, x, rows, k, fmt)
     if x.device.type == "cuda":
-        result = _empty_outputs(x, rows, k) if out is None else out
-        _launch_cuda(x, global_scale, partner_global_scale, result, rows, k)
+        result = _empty_outputs(x, rows, k, fmt) if out is None else out
+        _launch_cuda(x, global_scale, partner_global_scale, result, rows, k, fmt)
         return result
     if x.device.type != "cpu":
         raise ValueError(f"x must be on a CUDA device or the CPU, got {x.device}")
-    result = Quantized(*quantize_reference(x, global_scale, partner_global_scale))
+    result = Quantized(*_reference(x, global_scale, partner_global_scale, fmt))
     if out is None:
         return result
     for dst, src in zip(out, result):
@@ -186,21 +228,31 @@ _lib = torch.library.Library("nvfp4", "FRAGMENT")
 _lib.define(_SCHEMA)
 
 
-def _quantize_cpu(x, global_scale=None, partner_global_scale=None):
-    check_quantize_args(x, global_scale, partner_global_scale)
-    return quantize_reference(x, global_scale, partner_global_scale)
+def _reference(x, global_scale, partner_global_scale, fmt: OperandFormat) -> tuple:
+    """The recipe of `fmt` on the CPU: the NVFP4 one, or the MX one with global scale 1."""
+    if fmt.name == "nvfp4":
+        return quantize_reference(x, global_scale, partner_global_scale)
+    data, scale = quantize_mx_reference(x, fmt.name)
+    unit = torch.ones((), dtype=torch.float32)
+    partner = None if partner_global_scale is None else partner_global_scale.detach().cpu()
+    return data, scale, unit, gemm_alpha(unit, partner)
 
 
-def _quantize_cuda(x, global_scale=None, partner_global_scale=None):
-    rows, k = check_quantize_args(x, global_scale, partner_global_scale)
-    out = _empty_outputs(x, rows, k)
-    _launch_cuda(x, global_scale, partner_global_scale, out, rows, k)
+def _quantize_cpu(x, global_scale=None, partner_global_scale=None, format="nvfp4"):
+    *_, fmt = check_quantize_args(x, global_scale, partner_global_scale, format)
+    return _reference(x, global_scale, partner_global_scale, fmt)
+
+
+def _quantize_cuda(x, global_scale=None, partner_global_scale=None, format="nvfp4"):
+    rows, k, fmt = check_quantize_args(x, global_scale, partner_global_scale, format)
+    out = _empty_outputs(x, rows, k, fmt)
+    _launch_cuda(x, global_scale, partner_global_scale, out, rows, k, fmt)
     return tuple(out)
 
 
-def _quantize_fake(x, global_scale=None, partner_global_scale=None):
-    rows, k = check_quantize_args(x, global_scale, partner_global_scale)
-    return tuple(_empty_outputs(x, rows, k))
+def _quantize_fake(x, global_scale=None, partner_global_scale=None, format="nvfp4"):
+    rows, k, fmt = check_quantize_args(x, global_scale, partner_global_scale, format)
+    return tuple(_empty_outputs(x, rows, k, fmt))
 
 
 _lib.impl("quantize", _quantize_cpu, "CPU")

@@ -1,8 +1,9 @@
-"""Random NVFP4 operands for tests, benchmarks and the demo.
+"""Random block-scaled operands (NVFP4, MXFP4, MXFP8 x MXFP4) for tests, benchmarks and the demo.
 
 FP4 bytes are uniform over all 256 values (so every one of the 16 codes appears in both nibbles);
-scales are drawn from a spread of positive e4m3 values so that blocks differ. Nothing is ever
-all-zero or all-equal (shared/spec/nvfp4.md, "Correctness bar").
+FP8 (e4m3) values uniform over the 254 finite bytes; scales are drawn from a spread of positive e4m3
+values (NVFP4) or powers of two (MX, ue8m0) so that blocks differ. Nothing is ever all-zero or
+all-equal (shared/spec/nvfp4.md, "Correctness bar").
 """
 
 from __future__ import annotations
@@ -12,12 +13,23 @@ from typing import Optional
 
 import torch
 
-from ..formats import SCALE_BLOCK, blocked_scale_numel, from_blocked, reference_gemm_float64, round_once, to_blocked, ulp
+from ..dtypes import NVFP4, BlockFormat, gemm_format
+from ..formats import (
+    E8M0_BIAS,
+    block_format_of,
+    blocked_scale_numel,
+    from_blocked,
+    reference_gemm_float64,
+    round_once,
+    to_blocked,
+    ulp,
+)
 
 __all__ = [
     "Operands",
     "random_operands",
     "random_scales",
+    "random_fp8_values",
     "earned_tolerance",
     "check_against_reference",
     "assert_blocked_like",
@@ -28,27 +40,52 @@ _FP32_UNIT_ROUNDOFF = 2.0**-24
 
 @dataclass
 class Operands:
-    a: torch.Tensor  # (m, k/2) or (l, m, k/2) uint8
+    a: torch.Tensor  # (m, k/2) or (l, m, k/2) uint8; (m, k) or (l, m, k) float8_e4m3fn for mxfp8xmxfp4
     b: torch.Tensor  # (n, k/2) or (l, n, k/2) uint8
-    a_scale: torch.Tensor  # blocked, flat, float8_e4m3fn
+    a_scale: torch.Tensor  # blocked, flat, float8_e4m3fn (nvfp4) or float8_e8m0fnu (mx)
     b_scale: torch.Tensor
     alpha: Optional[torch.Tensor]  # fp32 scalar tensor or None
 
 
 def random_scales(
-    rows: int, k: int, l: int, generator: torch.Generator, exponent_range: tuple[int, int] = (-3, 1)
+    rows: int,
+    k: int,
+    l: int,
+    generator: torch.Generator,
+    exponent_range: tuple[int, int] = (-3, 1),
+    *,
+    fmt: BlockFormat = NVFP4,
 ) -> torch.Tensor:
-    """Plain (l, rows, k/16) e4m3 scales: 2**e * (1 + f/8), e in exponent_range, f in 0..7.
+    """Plain (l, rows, k/block) scales of the block format `fmt`. NVFP4: e4m3 scales 2**e * (1 + f/8), e in
+    exponent_range, f in 0..7. MX: ue8m0 scales 2**e, e in exponent_range (-127..127).
 
-    These are exact e4m3 values (3 mantissa bits), positive, as quantizers produce them. The
-    default 0.125..3.75 is close to the GPU MODE data (scales 0..3): outputs have a standard
-    deviation of ~2.3e3 at K = 16384 and stay far inside fp16's range (65504).
+    These are exact scale values, positive, as quantizers produce them. The default 0.125..3.75 is
+    close to the GPU MODE data (scales 0..3): outputs have a standard deviation of ~2.3e3 at K = 16384
+    and stay far inside fp16's range (65504).
     """
-    shape = (l, rows, k // 16)
+    shape = (l, rows, k // fmt.values_per_scale)
     exponent = torch.randint(exponent_range[0], exponent_range[1] + 1, shape, generator=generator)
+    if fmt.scale_dtype == "float8_e8m0fnu":
+        if exponent_range[0] < -E8M0_BIAS or exponent_range[1] > 254 - E8M0_BIAS:
+            raise ValueError(f"ue8m0 scales are 2^-127 .. 2^127, got exponent_range={exponent_range}")
+        return (exponent + E8M0_BIAS).to(torch.uint8).view(torch.float8_e8m0fnu)
     fraction = torch.randint(0, 8, shape, generator=generator)
     values = torch.ldexp(1.0 + fraction.to(torch.float32) / 8.0, exponent.to(torch.float32))
     return values.to(torch.float8_e4m3fn)
+
+
+# The e4m3 bytes that are NaN (0x7F, 0xFF); every other byte is a finite value.
+_E4M3_NAN_BYTES = (0x7F, 0xFF)
+# Default scale exponents per (GEMM format, operand): FP8 values (up to 448, root mean square ~100) take
+# scales 2^-9 .. 2^-5, so MXFP8 x MXFP4 outputs have about the size of FP4 x FP4 ones.
+_DEFAULT_EXPONENTS = {"e2m1": (-3, 1), "e4m3": (-9, -5)}
+
+
+def random_fp8_values(shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
+    """float8_e4m3fn values uniform over the 254 finite bytes (every code, both signs, no NaN)."""
+    drawn = torch.randint(0, 254, shape, generator=generator)
+    drawn = drawn + (drawn >= _E4M3_NAN_BYTES[0]).to(drawn.dtype)  # skip 0x7F; 0xFF is above the draw
+    return drawn.to(torch.uint8).view(torch.float8_e4m3fn)
 
 
 def random_operands(
@@ -62,22 +99,34 @@ def random_operands(
     with_alpha: bool = False,
     alpha_per_column: bool = False,
     padding_byte: int = 0,
+    format: str = "nvfp4",
+    exponent_ranges: Optional[tuple[tuple[int, int], tuple[int, int]]] = None,
 ) -> Operands:
     """Fresh random operands. `l=None` gives 2-D operands; an int gives (l, rows, k/2) ones.
+
+    `format`: the GEMM format (dtypes.GEMM_FORMATS: "nvfp4", "mxfp4", "mxfp8xmxfp4"); `exponent_ranges`:
+    the (a, b) scale exponent ranges (default: 2^-3 .. 2^1 for FP4 values, 2^-9 .. 2^-5 for FP8 ones).
 
     `with_alpha`: a one-element alpha in [2^-3, 2^-2); with `alpha_per_column` an (N,) vector instead,
     each column's alpha (1 + u) * 2^e with e drawn from -6..3 (scales of partitions quantized apart).
 
     `padding_byte` fills the blocked layout's padding (the contract says kernels must ignore it:
-    use a nonzero finite e4m3 byte such as 0x38 (= 1.0) to test that).
+    use a nonzero finite scale byte such as 0x38 (e4m3 1.0) or 0x7F (ue8m0 1.0) to test that).
     """
+    described = gemm_format(format)
+    fmt = described.block
+    if exponent_ranges is None:
+        exponent_ranges = (_DEFAULT_EXPONENTS[described.a.element.name], _DEFAULT_EXPONENTS[described.b.element.name])
     generator = torch.Generator().manual_seed(seed)
     batches = 1 if l is None else l
-    a = torch.randint(0, 256, (batches, m, k // 2), dtype=torch.uint8, generator=generator)
+    if described.a.element.per_byte == 2:
+        a = torch.randint(0, 256, (batches, m, k // 2), dtype=torch.uint8, generator=generator)
+    else:
+        a = random_fp8_values((batches, m, k), generator)
     b = torch.randint(0, 256, (batches, n, k // 2), dtype=torch.uint8, generator=generator)
-    a_scale = _blocked_with_padding(random_scales(m, k, batches, generator), padding_byte)
-    b_scale = _blocked_with_padding(random_scales(n, k, batches, generator), padding_byte)
-    assert a_scale.numel() == blocked_scale_numel(m, k, batches)
+    a_scale = _blocked_with_padding(random_scales(m, k, batches, generator, exponent_ranges[0], fmt=fmt), padding_byte, fmt)
+    b_scale = _blocked_with_padding(random_scales(n, k, batches, generator, exponent_ranges[1], fmt=fmt), padding_byte, fmt)
+    assert a_scale.numel() == blocked_scale_numel(m, k, batches, fmt=fmt)
     alpha = None
     if with_alpha and alpha_per_column:
         exponents = torch.randint(-6, 4, (n,), generator=generator).to(torch.float32)
@@ -96,10 +145,10 @@ def random_operands(
     )
 
 
-def _blocked_with_padding(plain: torch.Tensor, padding_byte: int) -> torch.Tensor:
-    blocked = to_blocked(plain)
+def _blocked_with_padding(plain: torch.Tensor, padding_byte: int, fmt: BlockFormat) -> torch.Tensor:
+    blocked = to_blocked(plain, fmt=fmt)
     if padding_byte:
-        marker = to_blocked(torch.ones_like(plain.view(torch.uint8))).bool()
+        marker = to_blocked(torch.ones_like(plain.view(torch.uint8)), fmt=fmt).bool()
         blocked.view(torch.uint8)[~marker] = padding_byte
     return blocked
 
@@ -146,8 +195,8 @@ def check_against_reference(out: torch.Tensor, ops: Operands, roundings: int) ->
 def assert_blocked_like(reference_plain: torch.Tensor, blocked: torch.Tensor) -> None:
     """Assert that `blocked` holds the scales `reference_plain` in the blocked layout gemm reads.
 
-    `reference_plain`: plain row-major scales (rows, K/16) or (L, rows, K/16), as a quantizer computes
-    them; `blocked`: what you are about to pass as a_scale or b_scale. Padding bytes are not compared
+    `reference_plain`: plain row-major scales (rows, K/16) or (L, rows, K/16) (K/32 for MX scales), as
+    a quantizer computes them; `blocked`: what you are about to pass as a_scale or b_scale. Padding bytes are not compared
     (the kernels ignore them). gemm checks the scales' size, not their order: plain scales whose
     size happens to match (rows a multiple of 128, K/16 of 4) are accepted and give a wrong result.
     This check names that mistake; nvfp4_gemm.to_blocked(reference_plain) is the fix.
@@ -158,8 +207,9 @@ def assert_blocked_like(reference_plain: torch.Tensor, blocked: torch.Tensor) ->
     if blocked.dtype != plain.dtype:
         raise AssertionError(f"blocked has dtype {blocked.dtype}, reference_plain {plain.dtype}")
     batches, rows, cols = plain.shape
-    k = cols * SCALE_BLOCK
-    expected = blocked_scale_numel(rows, k, batches)
+    fmt = block_format_of(plain.dtype)
+    k = cols * fmt.values_per_scale
+    expected = blocked_scale_numel(rows, k, batches, fmt=fmt)
     if blocked.numel() != expected:
         raise AssertionError(
             f"blocked holds {blocked.numel()} scales; the blocked layout of {batches} x {rows} x {cols} plain scales "
@@ -167,7 +217,7 @@ def assert_blocked_like(reference_plain: torch.Tensor, blocked: torch.Tensor) ->
             f"nvfp4_gemm.to_blocked(reference_plain)"
         )
     want = plain.contiguous().view(torch.uint8)
-    got = from_blocked(blocked, rows, k, batches).view(torch.uint8)
+    got = from_blocked(blocked, rows, k, batches, fmt=fmt).view(torch.uint8)
     if torch.equal(got, want):
         return
     if torch.equal(blocked.contiguous().view(torch.uint8).reshape(-1)[: want.numel()], want.reshape(-1)):
