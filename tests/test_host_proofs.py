@@ -1,6 +1,6 @@
 """Proof without a Blackwell GPU: the launcher's own argument builder, evaluated on the CPU.
 
-For every sm100 registry entry, `scale_offsets` reads the scale layouts (CUTLASS's
+For every sm100 registry entry (every format its row names: NVFP4, MXFP4, MXFP8 x MXFP4), `scale_offsets` reads the scale layouts (CUTLASS's
 Sm1xxBlkScaledConfig) out of the very arguments the launch builds, and `host_reference` runs
 CUTLASS's host GEMM (cutlass/util/reference/host/gett.hpp) over host copies of the operands with
 those arguments' strides and layouts. A wrong scale layout, operand stride, batch stride or B
@@ -11,6 +11,8 @@ import pytest
 import torch
 
 from nvfp4_gemm import _C, formats
+from nvfp4_gemm.configs import load_table
+from nvfp4_gemm.dtypes import gemm_format
 from nvfp4_gemm.testing import random_operands
 
 from conftest import sm100_kernels
@@ -23,10 +25,15 @@ def _needs_sm100():
     sm100_kernels()
 
 
-def expected_offsets(rows, k, l):
+def config_of(name):
+    return load_table().by_name(name)
+
+
+def expected_offsets(rows, k, l, block):
     """Where formats.to_blocked puts logical scale (l, row, k_block), by tagging each with its index."""
-    ids = torch.arange(1, l * rows * (k // 16) + 1, dtype=torch.int64).reshape(l, rows, k // 16)
-    blocked = formats.to_blocked(ids)
+    cols = k // block.values_per_scale
+    ids = torch.arange(1, l * rows * cols + 1, dtype=torch.int64).reshape(l, rows, cols)
+    blocked = formats.to_blocked(ids, fmt=block)
     positions = torch.nonzero(blocked, as_tuple=True)[0]
     offsets = torch.empty(ids.numel(), dtype=torch.int64)
     offsets[blocked[positions] - 1] = positions
@@ -36,12 +43,13 @@ def expected_offsets(rows, k, l):
 @pytest.mark.parametrize("name,dtype", KERNELS or [("none", "none")])
 @pytest.mark.parametrize("operand", [0, 1], ids=["a_scale", "b_scale"])
 @pytest.mark.parametrize("rows", [1, 100, 128, 129, 300])
-@pytest.mark.parametrize("k,l", [(32, 1), (96, 3), (160, 1), (448, 3)])  # K/16 = 2, 6, 10, 28: not multiples of 4
+@pytest.mark.parametrize("k,l", [(32, 1), (96, 3), (160, 1), (448, 3)])  # K/16 = 2, 6, 10, 28; K/32 = 1, 3, 5, 14
 def test_scale_offsets_match_blocked_layout(name, dtype, operand, rows, k, l):
     kernel = _C.lookup(name, dtype)
-    got = torch.full((l * rows * (k // 16),), -1, dtype=torch.int64)
+    block = gemm_format(config_of(name).format).block
+    got = torch.full((l * rows * (k // block.values_per_scale),), -1, dtype=torch.int64)
     kernel.scale_offsets(operand, rows, k, l, got.data_ptr())
-    assert torch.equal(got, expected_offsets(rows, k, l))
+    assert torch.equal(got, expected_offsets(rows, k, l, block))
 
 
 SHAPES = [
@@ -59,7 +67,12 @@ SHAPES = [
 @pytest.mark.parametrize("m,n,k,l", SHAPES)
 def test_cutlass_host_reference_equals_exact_reference(name, dtype, m, n, k, l):
     kernel = _C.lookup(name, dtype)
-    ops = random_operands(m, n, k, l, seed=m * 1000 + n + k + l, with_alpha=True, padding_byte=0x38)
+    config = config_of(name)
+    multiple = (config.family_info.format_k_alignment or {}).get(config.format, 32)
+    k = -(-k // multiple) * multiple  # MXFP8 x MXFP4 kernels take K % 128
+    ops = random_operands(
+        m, n, k, l, seed=m * 1000 + n + k + l, with_alpha=True, padding_byte=0x38, format=config.format
+    )
     got = torch.full((l, m, n), float("nan"), dtype=torch.float64)
     alpha = ops.alpha.item()
     kernel.host_reference(
@@ -67,7 +80,8 @@ def test_cutlass_host_reference_equals_exact_reference(name, dtype, m, n, k, l):
         m, n, k, l, alpha,
     )
     want = formats.reference_gemm_float64(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha)
-    # Both sums are exact in float64 for this data (12-bit products, scales 0.125..3.75), so the
+    # Both sums are exact in float64 for this data (12-bit products, scales 0.125..3.75; MX: 6-bit
+    # products times powers of two within 2^-9 .. 2^1), so the
     # CUTLASS host GEMM over the launcher's layouts must agree bit for bit, before and after the
     # single rounding to the kernel's output dtype.
     assert torch.equal(got, want)

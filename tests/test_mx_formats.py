@@ -311,11 +311,30 @@ def test_nvfp4_sized_scales_in_e8m0_are_refused(entry):
 
 
 @pytest.mark.parametrize("fmt", ["mxfp4", "mxfp8xmxfp4"])
-def test_pinned_config_refuses_mx_on_the_cpu_as_on_a_gpu(fmt):
+def test_pinned_configs_check_the_format_on_the_cpu_as_on_a_gpu(fmt):
     ops = random_operands(128, 128, 256, seed=20, format=fmt)
-    for name in ("sm100_1sm_128x128x256_c1x1", "sm90_wgmma_128x128x128_prepass_splitk"):
-        with pytest.raises(NotImplementedError, match=rf"the {fmt} format .* has no sm(100|90) kernel in this build"):
-            nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, config=name)
+    with pytest.raises(NotImplementedError, match=rf"the {fmt} format .* has no sm90 kernel in this build"):
+        nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, config="sm90_wgmma_128x128x128_prepass_splitk")
+    with pytest.raises(ValueError, match=rf"config 'sm100_1sm_128x128x256_c1x1' runs the nvfp4 format; this call is {fmt}"):
+        nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, config="sm100_1sm_128x128x256_c1x1")
+    own = f"sm100_1sm_128x128x256_c1x1_{fmt}"
+    got = nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, config=own)
+    assert torch.equal(got, formats.reference_gemm(ops.a, ops.b, ops.a_scale, ops.b_scale))
+    nv = random_operands(128, 128, 256, seed=20)
+    with pytest.raises(ValueError, match=rf"config '{own}' runs the {fmt} format; this call is nvfp4"):
+        nvfp4_gemm.gemm(nv.a, nv.b, nv.a_scale, nv.b_scale, config=own)
+
+
+def test_w4a8_configs_need_k_multiple_of_128():
+    ops = random_operands(64, 64, 96, seed=22, format="mxfp8xmxfp4")
+    with pytest.raises(ValueError, match=r"cannot run .*K must be a multiple of 128 for the sm100 mxfp8xmxfp4 kernels"):
+        nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, config="sm100_1sm_128x128x256_c1x1_mxfp8xmxfp4")
+    assert torch.equal(  # the CPU reference itself takes K % 32
+        nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale),
+        formats.reference_gemm(ops.a, ops.b, ops.a_scale, ops.b_scale),
+    )
+    with pytest.raises(ValueError, match=r"no config can run M=64 N=64 K=96 .*multiple of 128"):
+        nvfp4_gemm.resolve(64, 64, 96, format="mxfp8xmxfp4")
 
 
 def test_every_family_names_formats_the_table_knows():
@@ -326,8 +345,27 @@ def test_every_family_names_formats_the_table_knows():
 
 
 @pytest.mark.parametrize("fmt", ["mxfp4", "mxfp8xmxfp4"])
-def test_mx_on_a_gpu_is_a_clear_error_before_any_launch(fmt):
+@pytest.mark.parametrize("out_dtype", [torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("m,n,k,l", [(1, 8, 256, None), (129, 136, 384, None), (200, 264, 1024, 3)])
+def test_mx_on_blackwell_matches_the_exact_reference(fmt, out_dtype, m, n, k, l):
     device = cuda_device_or_skip()
+    family = nvfp4_gemm.families.for_sm_major(torch.cuda.get_device_capability(device)[0])
+    if family is None or fmt not in family.formats:
+        pytest.skip(f"this GPU's family has no {fmt} kernel (test_mx_on_a_gpu_without_kernels_is_a_clear_error)")
+    ops = random_operands(m, n, k, l, seed=23, format=fmt, device=device, with_alpha=True, padding_byte=0x85)
+    out = poisoned((m, n) if l is None else (l, m, n), out_dtype, device)
+    nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out=out)
+    cpu = random_operands(m, n, k, l, seed=23, format=fmt, with_alpha=True, padding_byte=0x85)
+    passed, summary = check_against_reference(out.cpu(), cpu, roundings=nvfp4_gemm.testing.fp32_roundings(k))
+    assert passed, summary
+
+
+@pytest.mark.parametrize("fmt", ["mxfp4", "mxfp8xmxfp4"])
+def test_mx_on_a_gpu_without_kernels_is_a_clear_error(fmt):
+    device = cuda_device_or_skip()
+    family = nvfp4_gemm.families.for_sm_major(torch.cuda.get_device_capability(device)[0])
+    if family is not None and fmt in family.formats:
+        pytest.skip(f"the {family.name} family runs {fmt} (test_mx_on_blackwell_matches_the_exact_reference)")
     ops = random_operands(128, 128, 256, seed=21, format=fmt, device=device)
     match = rf"the {fmt} format \(a .*\) has no sm\d+ kernel in this build"
     out = poisoned((128, 128), torch.float16, device)

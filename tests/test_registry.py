@@ -24,7 +24,8 @@ def test_registry_matches_table():
 
 def test_python_candidates_are_the_table_rows():
     table = load_table()
-    assert candidates(10) == tuple(c for c in table.configs if c.family == "sm100")
+    assert candidates(10) == tuple(c for c in table.configs if c.family == "sm100" and c.format == "nvfp4")
+    assert candidates(10, "mxfp4") == tuple(c for c in table.configs if c.family == "sm100" and c.format == "mxfp4")
 
 
 def test_lookup_is_by_name_and_unknown_names_fail():

@@ -1,8 +1,9 @@
-"""The built extension carries Blackwell cubins whose SASS holds the NVFP4 block-scaled MMA.
+"""The built extension carries Blackwell cubins whose SASS holds the block-scaled MMA of each kernel's format.
 
 `UTCOMMA.4X` is tcgen05.mma with block scaling at four scale factors per 64 K-elements, i.e. one
-e4m3 scale per 16 FP4 values (NVFP4); an MXFP4 (32-element) kernel would show 2X, a plain FP8
-kernel no UTCOMMA at all. cuobjdump comes from the test extras (nvidia-cuda-cuobjdump), because
+e4m3 scale per 16 FP4 values (NVFP4); an MXFP4 (32-element) kernel shows UTCOMMA without the .4X
+(nvcc 13.0 prints no 2X), an MXFP8 x MXFP4 kernel (the mxf8f6f4 kind) UTCQMMA, a plain FP8 kernel no
+UTCOMMA at all. cuobjdump comes from the test extras (nvidia-cuda-cuobjdump), because
 the toolkit on a build box may not have it; its absence is a failure, not a skip.
 """
 
@@ -60,6 +61,14 @@ def test_every_compiled_architecture_has_gemm_kernels(sass_by_function):
     assert set(_C.compiled_architectures()) <= archs, (archs, _C.compiled_architectures())
 
 
+def gemm_format_of(function_name: str) -> str:
+    """The GEMM format a GemmUniversal instantiation's mangled name says: its scale type (ue4m3: NVFP4;
+    ue8m0: MX) and, for MX, whether an e4m3 data type is in it (MXFP8 x MXFP4)."""
+    if "float_ue4m3_t" in function_name:
+        return "nvfp4"
+    return "mxfp8xmxfp4" if "float_e4m3_t" in function_name else "mxfp4"
+
+
 def test_gemm_kernels_use_nvfp4_block_scaled_mma(sass_by_function):
     sm100_count = len([k for k in _C.kernels() if k[2] == 10])
     for arch in [a for a in _C.compiled_architectures() if a.startswith("sm_10")]:
@@ -67,13 +76,34 @@ def test_gemm_kernels_use_nvfp4_block_scaled_mma(sass_by_function):
         # one device kernel per registry entry (config x out dtype)
         assert len(gemms) == sm100_count, (arch, len(gemms), sm100_count)
         for name, body in gemms.items():
-            # (2SM kernels carry a CTA-pair qualifier before .4X)
-            assert re.search(r"\bUTCOMMA(\.\w+)*\.4X\b", body), f"{arch} {name[:80]}... lacks UTCOMMA.4X"
+            fmt = gemm_format_of(name)
+            if fmt == "nvfp4":
+                # (2SM kernels carry a CTA-pair qualifier before .4X)
+                assert re.search(r"\bUTCOMMA(\.\w+)*\.4X\b", body), f"{arch} {name[:80]}... lacks UTCOMMA.4X"
+            elif fmt == "mxfp4":
+                # the mxf4 kind at one scale per 32 values: UTCOMMA without the .4X of 16-value scale vectors
+                assert re.search(r"\bUTCOMMA\b", body) and not re.search(r"\bUTCOMMA(\.\w+)*\.4X\b", body), (
+                    f"{arch} {name[:80]}... lacks the MXFP4 UTCOMMA"
+                )
+            else:
+                # the mxf8f6f4 kind (MXFP8 x MXFP4) is UTCQMMA, block-scaled through tensor memory like the others
+                assert re.search(r"\bUTCQMMA\b", body), f"{arch} {name[:80]}... lacks UTCQMMA"
             # operands arrive through TMA (UTMALDG) and block scales through tensor memory (UTCCP)
             assert "UTMALDG" in body and "UTCCP" in body, f"{arch} {name[:80]}... lacks TMA loads or scale copies"
             # programmatic dependent launch is compiled in: griddepcontrol.wait is ACQBULK in SASS
             # (and launch_dependents PREEXIT; checked on a one-line kernel with nvcc 13.0)
             assert "ACQBULK" in body and "PREEXIT" in body, f"{arch} {name[:80]}... lacks the PDL wait/trigger"
+
+
+def test_every_sm100_format_row_has_its_kernels(sass_by_function):
+    from nvfp4_gemm.configs import OUT_DTYPES, load_table
+
+    rows = [load_table().by_name(name) for name in {k[0] for k in _C.kernels() if k[2] == 10}]
+    for arch in [a for a in _C.compiled_architectures() if a.startswith("sm_10")]:
+        gemms = [name for (a, name) in sass_by_function if a == arch and "GemmUniversal" in name]
+        for fmt in {r.format for r in rows}:
+            count = sum(gemm_format_of(name) == fmt for name in gemms)
+            assert count == len(OUT_DTYPES) * sum(r.format == fmt for r in rows), (arch, fmt)
 
 
 def test_sm100_variants_compile_to_what_their_rows_say(sass_by_function):
@@ -86,7 +116,7 @@ def test_sm100_variants_compile_to_what_their_rows_say(sass_by_function):
         # stream-K rows instantiate CUTLASS's stream-K scheduler; 2SM rows issue CTA-pair MMAs
         stream_k = [name for name in gemms if "StreamK" in name]
         assert len(stream_k) == per_row * sum(r.scheduler == "stream_k" for r in rows), arch
-        pair_mma = [name for name, body in gemms.items() if "UTCOMMA.2CTA" in body]
+        pair_mma = [name for name, body in gemms.items() if re.search(r"\bUTC[OQ]MMA\.2CTA", body)]
         assert len(pair_mma) == per_row * sum(r.two_sm for r in rows), arch
 
 

@@ -120,3 +120,18 @@ def test_docs_hold_the_models_current_predictions():
     weights = tuple(dict.fromkeys((n, k) for _, n, k, _ in RANKED_SHAPES))
     # regenerate with `python -m nvfp4_gemm model` after changing the model or the table
     assert in_doc.strip() == sm100_model.report(nvfp4_gemm.candidates(10), weights).strip()
+
+
+@pytest.mark.parametrize(
+    "name,stages",
+    [
+        # pipeline_stages of the kernels nvcc 13.0 compiled from this table's MX rows (CUTLASS 4.2,
+        # 2026-11-23), per out dtype float16, bfloat16, float32: the MXFP4 scales are half NVFP4's, the
+        # mxf8f6f4 kind keeps FP4 unpacked (a byte per value) next to FP8
+        ("sm100_1sm_128x128x256_c1x1_mxfp4", (6, 6, 5)),
+        ("sm100_1sm_128x128x256_c1x1_mxfp8xmxfp4", (3, 3, 2)),
+    ],
+)
+def test_estimated_stages_of_the_mx_rows(name, stages):
+    config = nvfp4_gemm.resolver.pinned_config(name)
+    assert tuple(sm100_model.estimated_stages(config, d) for d in OUT_DTYPES) == stages

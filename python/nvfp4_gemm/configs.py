@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import families
-from .dtypes import NVFP4, OUT_DTYPES
+from .dtypes import GEMM_FORMATS, NVFP4, OUT_DTYPES
 from .dtypes import out_dtype as _out_dtype
 from .families import SM100_TILE_K
 
@@ -45,6 +45,7 @@ class Config:
     mma: str = "tcgen05"  # the family's MMA kind (families.Family.tiles): sm100 "tcgen05"; sm90 "wgmma" or "direct"
     scheduler: str = "data_parallel"  # sm100: "data_parallel" or "stream_k"
     swap_ab: bool = False  # sm100: weights are the MMA's M operand, tokens its N (for small M)
+    format: str = "nvfp4"  # the GEMM format its kernel takes (dtypes.GEMM_FORMATS)
 
     @property
     def family_info(self) -> "families.Family":
@@ -97,6 +98,9 @@ class Config:
 
     def supports(self, m: int, n: int, k: int, l: int, out_dtype: str) -> Optional[str]:
         """None if this config can run the problem, else the rule it breaks (a sentence)."""
+        multiple = (self.family_info.format_k_alignment or {}).get(self.format, 1)
+        if k % multiple:
+            return f"K must be a multiple of {multiple} for the {self.family} {self.format} kernels, got K={k}"
         return shape_rule_violation(m, n, k, l, out_dtype)
 
 
@@ -135,8 +139,9 @@ def shape_rule_violation(
     return None
 
 
-def _config_name(family: "families.Family", tile, cluster, mma: str, scheduler: str, swap_ab: bool) -> str:
+def _config_name(family: "families.Family", tile, cluster, mma: str, scheduler: str, swap_ab: bool, format: str) -> str:
     return family.names[mma].format(
+        format="" if format == GEMM_FORMATS[0].name else f"_{format}",
         tile="x".join(map(str, tile)),
         cluster="x".join(map(str, cluster)),
         sms="2sm" if tile[0] == family.two_sm_tile_m else "1sm",
@@ -181,12 +186,15 @@ def _check_row(row: dict, index: int) -> Config:
         raise ValueError(f"{where}: {family.name} scheduler must be one of {family.schedulers}, got {scheduler!r}")
     if scheduler == "stream_k" and tile[1] in family.stream_k_unsupported_tile_n:
         raise ValueError(f"{where}: CUTLASS 4.2 runs stream-K data-parallel for tile N = {tile[1]}; use another N")
-    expected = _config_name(family, tile, cluster, mma, scheduler, swap_ab)
+    format = row.get("format", GEMM_FORMATS[0].name)
+    if format not in family.formats:
+        raise ValueError(f"{where}: the {family.name} kernels take the formats {family.formats}, got {format!r}")
+    expected = _config_name(family, tile, cluster, mma, scheduler, swap_ab, format)
     if row["name"] != expected:
         raise ValueError(f"{where}: name must say what the config is: expected {expected!r}")
     return Config(
         name=row["name"], family=family.name, tile=tile, cluster=cluster, why=row.get("why", ""), mma=mma,
-        scheduler=scheduler, swap_ab=swap_ab,
+        scheduler=scheduler, swap_ab=swap_ab, format=format,
     )
 
 

@@ -84,6 +84,10 @@ class ElementFormat:
     emax: int
     cutlass_type: str  # the CUTLASS element type
 
+    @property
+    def bits(self) -> int:
+        return 8 // self.per_byte
+
 
 FP4_E2M1 = ElementFormat("e2m1", ("uint8", "float4_e2m1fn_x2"), per_byte=2, emax=2, cutlass_type="cutlass::float_e2m1_t")
 FP8_E4M3 = ElementFormat("e4m3", ("float8_e4m3fn",), per_byte=1, emax=8, cutlass_type="cutlass::float_e4m3_t")
@@ -104,14 +108,16 @@ class BlockFormat:
     # K granularity of a GEMM: 32 FP4 values = 16 bytes per row, the TMA minimum; also whole scale blocks.
     k_alignment: int
     scale_nan_code: int  # the scale byte that is NaN (quantize marks non-finite blocks with it)
+    # CUTLASS's block-scaled operand wrapper: cutlass::<prefix>_float<bits>_t<element> (nv_float4_t, mx_float8_t)
+    cutlass_prefix: str
 
 
 NVFP4 = BlockFormat("nvfp4", values_per_scale=16, scale_dtype="float8_e4m3fn", tile_rows=128, tile_cols=4,
-                    k_alignment=32, scale_nan_code=0x7F)
+                    k_alignment=32, scale_nan_code=0x7F, cutlass_prefix="nv")
 # OCP Microscaling (MX) v1.0: one ue8m0 scale (2^(code - 127), code 255 NaN) per 32 values, the same blocked
 # layout with K/32 scale columns. 32 values are also the 16-byte TMA minimum of an FP4 row.
 MX = BlockFormat("mx", values_per_scale=32, scale_dtype="float8_e8m0fnu", tile_rows=128, tile_cols=4,
-                 k_alignment=32, scale_nan_code=0xFF)
+                 k_alignment=32, scale_nan_code=0xFF, cutlass_prefix="mx")
 BLOCK_FORMATS = (NVFP4, MX)
 
 
@@ -150,6 +156,12 @@ class GemmFormat:
     @property
     def block(self) -> BlockFormat:
         return self.b.block
+
+    def cutlass_operands(self) -> tuple:
+        """CUTLASS's block-scaled operand types of a and b (the sm100 kernels' template arguments)."""
+        return tuple(
+            f"cutlass::{o.block.cutlass_prefix}_float{o.element.bits}_t<{o.element.cutlass_type}>" for o in (self.a, self.b)
+        )
 
 
 GEMM_FORMATS = (

@@ -44,7 +44,7 @@ class Family:
     model: str
     # Headers the generated translation units include, and the C++ type of one kernel: a str.format
     # template over the fields generate_kernels.py gives it (tile_m, tile_n, tile_k, cluster_m, cluster_n,
-    # element, mma_enum, stream_k, swap_ab); the family's `make_entry<Kernel>(name, out dtype, sm major)` turns
+    # element, mma_enum, stream_k, swap_ab, operand_a, operand_b: the format's CUTLASS operand types); the family's `make_entry<Kernel>(name, out dtype, sm major)` turns
     # it into a registry entry.
     headers: tuple
     kernel: str
@@ -52,7 +52,7 @@ class Family:
     element_spelling: str
     # The config table's vocabulary for the family (configs.py checks every row against it): per MMA kind
     # (a row names its kind unless the family has one) the tiles [M, N, K] it compiles and the config name's format (fields:
-    # tile, cluster, sms, swap_ab, stream_k); the tile schedulers; the largest cluster dimension (1: no
+    # tile, cluster, sms, swap_ab, stream_k, format: "" for NVFP4, else "_<format>"); the tile schedulers; the largest cluster dimension (1: no
     # clusters); the tile M of a 2-SM (CTA pair) MMA (0: none); tile N that stream-K cannot run. Rows of a
     # scheduler in `split_k_schedulers` take a split-K count at run time (configs.Config.takes_split_k).
     tiles: dict
@@ -69,6 +69,8 @@ class Family:
     per_column_alpha: bool = False
     # The GEMM formats (dtypes.GEMM_FORMATS names) its kernels take; a call in another is an error before launch.
     formats: tuple = ("nvfp4",)
+    # K multiple a format's kernels need beyond the op's K % 32 (format name -> multiple).
+    format_k_alignment: dict = None
 
     @property
     def mmas(self) -> tuple:
@@ -94,13 +96,13 @@ FAMILIES = (
         headers=("nvfp4_gemm/sm100/blockscaled_gemm.cuh", "nvfp4_gemm/sm100/host_proof.hpp"),
         kernel=(
             "sm100::BlockScaledGemm<{tile_m}, {tile_n}, {tile_k}, {cluster_m}, {cluster_n}, {element}, "
-            "/*StreamK=*/{stream_k}, /*SwapAB=*/{swap_ab}>"
+            "/*StreamK=*/{stream_k}, /*SwapAB=*/{swap_ab}, {operand_a}, {operand_b}>"
         ),
         element_spelling="cutlass",
         # CUTLASS 4.2 block-scaled MMA shapes (cutlass/gemm/collective/builders/sm100_blockscaled_*): M = 128
         # (1SM) or 256 (2SM), N in {64, 128, 192, 256}
         tiles={"tcgen05": tuple(itertools.product((128, 256), (64, 128, 192, 256), (SM100_TILE_K,)))},
-        names={"tcgen05": "sm100_{sms}_{tile}_c{cluster}{swap_ab}{stream_k}"},
+        names={"tcgen05": "sm100_{sms}_{tile}_c{cluster}{swap_ab}{stream_k}{format}"},
         # CUTLASS's default persistent data-parallel scheduler, or its stream-K scheduler (split count set
         # at run time)
         schedulers=("data_parallel", "stream_k"),
@@ -113,6 +115,12 @@ FAMILIES = (
         stream_k_unsupported_tile_n=(192,),
         # CUTLASS's sm100 scale-factor layout (Sm1xxBlkScaledConfig) has 32-bit strides
         max_scale_bytes=2**31 - 1,
+        # CUTLASS 4.2's block-scaled MMA kinds: mxf4nvf4 (NVFP4, MXFP4) and mxf8f6f4 (MXFP8 x MXFP4)
+        formats=("nvfp4", "mxfp4", "mxfp8xmxfp4"),
+        # The mxf8f6f4 kind reads a sub-byte operand with 128-element (64-byte) alignment
+        # (cutlass/gemm/collective/builders/sm1xx_common.inl, sm1xx_blockscaled_gemm_is_aligned): the FP4 rows of
+        # MXFP8 x MXFP4 need K % 128 (a 32-element alignment fails the collective builder).
+        format_k_alignment={"mxfp8xmxfp4": 128},
     ),
     Family(
         name="sm90",

@@ -114,7 +114,8 @@ def _make_plan(
     device = torch.device("cuda", index)
     # the resolver checks a pinned config and a pinned split_k (against the config that runs)
     resolution = resolve(
-        shape.m, shape.n, shape.k, shape.l, out_dtype, device, explain=True, config=config_name, split_k=split_k
+        shape.m, shape.n, shape.k, shape.l, out_dtype, device, explain=True, config=config_name, split_k=split_k,
+        format=shape.format.name,
     )
     name, split_k = resolution.config.name, resolution.split_k
     check_kernel_limits(resolution.config, shape, split_k)
@@ -261,6 +262,14 @@ def gemm(
         # the checks a launch of this config would make, so that a call behaves the same on every device
         pinned = pinned_config(config, split_k=None if shape.empty else split_k, k=shape.k)
         check_format_supported(pinned.family_info, shape)
+        if pinned.format != shape.format.name:
+            raise ValueError(f"config {config!r} runs the {pinned.format} format; this call is {shape.format.name}")
+        violation = None if shape.empty else pinned.supports(shape.m, shape.n, shape.k, shape.l, OUT_DTYPE_NAMES[out_dtype])
+        if violation is not None:
+            raise ValueError(
+                f"config {config!r} cannot run M={shape.m} N={shape.n} K={shape.k} L={shape.l} "
+                f"{OUT_DTYPE_NAMES[out_dtype]}: {violation}"
+            )
         if not shape.empty:
             check_kernel_limits(pinned, shape, 1 if split_k is None else split_k)
     if shape.empty:

@@ -49,9 +49,9 @@ def _table():
     return load_table()
 
 
-def candidates(sm_major: int = _DEFAULT.sm_major) -> tuple[Config, ...]:
-    """The config table's rows for a compute-capability major, in table order."""
-    return tuple(c for c in _table().configs if c.sm_major == sm_major)
+def candidates(sm_major: int = _DEFAULT.sm_major, format: str = "nvfp4") -> tuple[Config, ...]:
+    """The config table's rows for a compute-capability major and a GEMM format, in table order."""
+    return tuple(c for c in _table().configs if c.sm_major == sm_major and c.format == format)
 
 
 def _device_facts(device: Optional[Union[torch.device, str, int]]) -> tuple[int, int, Optional[str]]:
@@ -111,18 +111,21 @@ def resolve(
     explain: bool = False,
     config: Optional[str] = None,
     split_k: Optional[int] = None,
+    format: str = "nvfp4",
 ) -> Union[Config, Resolution]:
     """The config that runs (m, n, k, l) with `out_dtype` output on `device`.
 
     `device=None` resolves for a B200-class GPU (compute capability 10.x) without touching CUDA.
     With `explain=True` returns a `Resolution` (config, split-K count and a sentence saying why).
     `config` pins the config by name; the split-K count is still chosen for it unless `split_k` pins
-    that too (checked against the config that runs: `Config.max_split_k`).
+    that too (checked against the config that runs: `Config.max_split_k`). `format`: the GEMM format
+    (dtypes.GEMM_FORMATS); only that format's rows run it.
     """
     sm_major, sm_count, gpu_name = _device_facts(device)
     tables = tuple(tuned_tables()) if gpu_name is not None else ()
     resolution = _resolve(
-        m, n, k, l, OUT_DTYPE_NAMES.get(out_dtype, str(out_dtype)), sm_major, sm_count, config, gpu_name, tables
+        m, n, k, l, OUT_DTYPE_NAMES.get(out_dtype, str(out_dtype)), sm_major, sm_count, config, gpu_name, tables,
+        format,
     )
     if split_k is not None:
         _check_split(resolution.config, split_k, k)
@@ -199,8 +202,8 @@ def _from_tuned_table(
     except KeyError:
         return None  # a table from an older build: the model decides
     split_k = int(best.get("split_k", 1))
-    if config.sm_major != sm_major or config.supports(m, n, k, l, out_dtype) is not None:
-        return None
+    if config.sm_major != sm_major or config.format != "nvfp4" or config.supports(m, n, k, l, out_dtype) is not None:
+        return None  # tuned tables measure NVFP4 (their key has no format)
     if not 1 <= split_k <= config.max_split_k(k):
         return None
     reason = (
@@ -222,8 +225,11 @@ def _resolve(
     pinned: Optional[str],
     gpu_name: Optional[str] = None,
     tables: tuple[Path, ...] = (),
+    format: str = "nvfp4",
 ) -> Resolution:
-    family_configs = candidates(sm_major)
+    family_configs = candidates(sm_major, format)
+    if not family_configs and candidates(sm_major):
+        raise ValueError(f"the config table has no {format} configs for compute capability {sm_major}.x")
     if not family_configs:
         covered = ", ".join(f"{f.name} (compute capability {f.sm_major}.x)" for f in families.FAMILIES)
         raise UnsupportedDeviceError(
@@ -231,12 +237,14 @@ def _resolve(
         )
     if pinned is not None:
         config = pinned_config(pinned, sm_major)
+        if config.format != format:
+            raise ValueError(f"config {pinned!r} runs the {config.format} format; this call is {format}")
         violation = config.supports(m, n, k, l, out_dtype)
         if violation is not None:
             raise ValueError(f"config {pinned!r} cannot run M={m} N={n} K={k} L={l} {out_dtype}: {violation}")
         why = "pinned by the caller"
     else:
-        tuned = _from_tuned_table(m, n, k, l, out_dtype, sm_major, gpu_name, tables)
+        tuned = _from_tuned_table(m, n, k, l, out_dtype, sm_major, gpu_name, tables) if format == "nvfp4" else None
         if tuned is not None:
             return tuned
         config, why = _pick(family_configs, m, n, k, l, out_dtype, sm_count)

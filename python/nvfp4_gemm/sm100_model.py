@@ -24,7 +24,7 @@ from typing import Optional
 
 from ._checks import MAX_GRID_YZ
 from .configs import SM100_TILE_K, Config
-from .dtypes import NVFP4
+from .dtypes import gemm_format
 from .dtypes import out_dtype as _out_dtype
 
 __all__ = [
@@ -33,8 +33,22 @@ __all__ = [
 ]
 
 
-# NVFP4 operand bytes per element: a 4-bit value plus a 1-byte scale per block of values.
-_OPERAND_BYTES_PER_ELEMENT = 0.5 + 1 / NVFP4.values_per_scale
+
+
+def _f8f6f4(config: Config) -> bool:
+    """Whether the config's format runs on the mxf8f6f4 MMA kind (an operand wider than 4 bits: MXFP8 x
+    MXFP4), not mxf4nvf4. That kind runs at the FP8 rate, half the FP4 one (B200: 4.5 vs 9 dense PFLOPS),
+    and keeps 4-bit values unpacked in shared memory, one byte each (CUTLASS's float_e2m1_unpacksmem_t)."""
+    fmt = gemm_format(config.format)
+    return max(fmt.a.element.bits, fmt.b.element.bits) > 4
+
+
+def _operand_bytes(config: Config) -> tuple[float, float]:
+    """DRAM bytes per element of the kernel's A and B operands: the value plus its share of a 1-byte
+    scale (NVFP4: 0.5 + 1/16; MXFP4: 0.5 + 1/32; MXFP8: 1 + 1/32); swapped for swap-AB configs."""
+    fmt = gemm_format(config.format)
+    a, b = (o.element.bits / 8 + 1 / o.block.values_per_scale for o in (fmt.a, fmt.b))
+    return (b, a) if config.swap_ab else (a, b)
 _PARTIAL_BYTES = 4  # split-K / stream-K partials are FP32 accumulators
 
 
@@ -81,8 +95,9 @@ def _kernel_view(config: Config, m: int, n: int) -> tuple[int, int]:
 def estimated_stages(config: Config, out_dtype: str, machine: Sm100Machine = B200) -> int:
     """Pipeline depth the way CUTLASS's StageCountAutoCarveout counts it, approximately.
 
-    Per CTA and K tile: its A rows and B rows at 128 bytes each (256 FP4 values), scale tiles padded
-    to 128 rows at 16 bytes each, and the pipeline barrier; the epilogue's staging buffer and the
+    Per CTA and K tile: its A rows and B rows at 128 bytes each (256 FP4 values; 256 bytes on the mxf8f6f4
+    kind, which keeps FP4 unpacked), scale tiles padded to 128 rows at 16 bytes each (8 for MX), and the
+    pipeline barrier; the epilogue's staging buffer and the
     scheduler's storage are carved out first. Exact for tile N <= 192 (tests/test_sm100_model.py
     compares it with every compiled kernel); for N = 256 CUTLASS's epilogue builder picks a larger,
     hand-tuned staging buffer, so this overestimates. The model uses the compiled kernel's own count
@@ -91,8 +106,9 @@ def estimated_stages(config: Config, out_dtype: str, machine: Sm100Machine = B20
     ctas = 2 if config.two_sm else 1
     a_rows = config.tile[0] // ctas
     b_rows = config.tile[1] // ctas
-    k_bytes = SM100_TILE_K // 2
-    scale_bytes = (max(a_rows, NVFP4.tile_rows) + max(b_rows, NVFP4.tile_rows)) * (SM100_TILE_K // NVFP4.values_per_scale)
+    block = gemm_format(config.format).block
+    k_bytes = SM100_TILE_K if _f8f6f4(config) else SM100_TILE_K // 2  # bytes per row of a K tile in shared memory
+    scale_bytes = (max(a_rows, block.tile_rows) + max(b_rows, block.tile_rows)) * (SM100_TILE_K // block.values_per_scale)
     stage = (a_rows + b_rows) * k_bytes + scale_bytes + 16
     # epilogue staging: CUTLASS's auto epilogue tile stores 2 buffers of 128 x 32 outputs here
     carveout = 2 * 128 * 32 * _out_dtype(out_dtype).bytes + 1024
@@ -171,16 +187,18 @@ def predict(
     # Little's law: `stages` K tiles in flight per CTA, each arriving one latency after its request;
     # the tensor cores bound it too (a 2SM unit has two SMs' tensor cores).
     flops_per_k_tile = 2.0 * tile_m * tile_n * SM100_TILE_K
+    mma_rate = machine.fp4_flops_per_us_per_sm * (0.5 if _f8f6f4(config) else 1.0)
     per_k_tile = max(
         machine.latency_us / stages,
-        flops_per_k_tile / (machine.fp4_flops_per_us_per_sm * sms_per_unit),
+        flops_per_k_tile / (mma_rate * sms_per_unit),
     )
     k_loop = iterations * per_k_tile
 
     # Bytes from DRAM: each operand once while both fit in L2 together (re-reads by other tiles hit
     # L2); beyond that the larger operand is read again for every tile row of the other side.
-    a_bytes = kernel_m * _OPERAND_BYTES_PER_ELEMENT * k * l
-    b_bytes = kernel_n * _OPERAND_BYTES_PER_ELEMENT * k * l
+    bytes_a, bytes_b = _operand_bytes(config)
+    a_bytes = kernel_m * bytes_a * k * l
+    b_bytes = kernel_n * bytes_b * k * l
     operand_bytes = a_bytes + b_bytes
     if operand_bytes > machine.l2_bytes:
         if a_bytes >= b_bytes:
@@ -193,7 +211,7 @@ def predict(
 
     # Deterministic reduction: the tile's last piece waits for, reads and adds every earlier partial
     # (its bytes at the unit's stream rate, plus one latency for the barrier).
-    unit_bytes_per_us = stages * (tile_m + tile_n) * SM100_TILE_K * _OPERAND_BYTES_PER_ELEMENT / machine.latency_us
+    unit_bytes_per_us = stages * (tile_m * bytes_a + tile_n * bytes_b) * SM100_TILE_K / machine.latency_us
     reduction = 0.0
     if pieces > 1:
         reduction = machine.latency_us + (pieces - 1) * tile_m * tile_n * _PARTIAL_BYTES / unit_bytes_per_us

@@ -1,10 +1,12 @@
-// Blackwell (sm_100 family) NVFP4 x NVFP4 GEMM through CUTLASS's block-scaled GemmUniversal.
+// Blackwell (sm_100 family) block-scaled GEMM through CUTLASS's block-scaled GemmUniversal: NVFP4 x NVFP4,
+// MXFP4 x MXFP4 or MXFP8 x MXFP4 (the operand types OperandA / OperandB, CUTLASS's nv_float4_t / mx_float4_t /
+// mx_float8_t, written by the generator from the config's format; docs/formats.md).
 //
 // Operand mapping (shared/spec/nvfp4.md): a is (L, M, K/2) K-major -> CUTLASS A row-major;
 // b is (L, N, K/2) K-major, the nn.Linear weight -> CUTLASS B column-major ((K, N) with K
 // contiguous), so the kernel computes a @ b.T with no transpose in memory. Scales arrive in the
 // cuBLAS 128x4 blocked layout, which is exactly CUTLASS's Sm1xxBlkScaledConfig atom for a
-// 16-element scale vector: the pointers go to the kernel as given.
+// 16-element (NVFP4) or 32-element (MX) scale vector: the pointers go to the kernel as given.
 //
 // Swap-AB variants compute out.T = b @ a.T instead: the weights fill the 128/256-row MMA M side,
 // the few tokens a narrow N tile, and D is written column-major with leading dimension N, which is
@@ -47,31 +49,59 @@
 
 namespace nvfp4_gemm::sm100 {
 
+// The MMA kind of a pair of block-scaled operand types: both 4-bit -> mxf4nvf4 (NVFP4 with e4m3 scales, MXFP4
+// with ue8m0 ones), otherwise mxf8f6f4 (MXFP8 x MXFP4).
+template <class OperandA, class OperandB, bool TwoSm>
+struct BlockScaledSchedule {
+  static constexpr bool kFp4 = cutlass::sizeof_bits<typename OperandA::DataType>::value == 4 &&
+                               cutlass::sizeof_bits<typename OperandB::DataType>::value == 4;
+  static constexpr bool kNvfp4 = std::is_same_v<typename OperandA::ScaleFactorType, cutlass::float_ue4m3_t>;
+  using OneSm = std::conditional_t<kFp4,
+                                   std::conditional_t<kNvfp4, cutlass::gemm::KernelTmaWarpSpecialized1SmNvf4Sm100,
+                                                      cutlass::gemm::KernelTmaWarpSpecialized1SmMxf4Sm100>,
+                                   cutlass::gemm::KernelTmaWarpSpecialized1SmMxf8f6f4Sm100>;
+  using TwoSmSchedule = std::conditional_t<kFp4,
+                                           std::conditional_t<kNvfp4, cutlass::gemm::KernelTmaWarpSpecialized2SmNvf4Sm100,
+                                                              cutlass::gemm::KernelTmaWarpSpecialized2SmMxf4Sm100>,
+                                           cutlass::gemm::KernelTmaWarpSpecialized2SmMxf8f6f4Sm100>;
+  using Mainloop = std::conditional_t<TwoSm, TwoSmSchedule, OneSm>;
+  // Row alignment in elements: 16 bytes (TMA's minimum: 32 FP4 or 16 FP8 values), except that the
+  // mxf8f6f4 kind reads a 4-bit operand with 128-element alignment (CUTLASS's sm1xx_blockscaled_gemm_is_aligned).
+  template <class Operand>
+  static constexpr int alignment() {
+    constexpr int bits = cutlass::sizeof_bits<typename Operand::DataType>::value;
+    return (!kFp4 && bits == 4) ? 128 : 128 / bits;
+  }
+};
+
 template <int TileM, int TileN, int TileK, int ClusterM, int ClusterN, class ElementOut, bool StreamK,
-          bool SwapAB>
+          bool SwapAB, class OperandA, class OperandB>
 struct BlockScaledGemm {
   // CUTLASS 4.2: a 1SM MMA tile has M = 128, a 2SM tile (a CTA pair) has M = 256.
   static constexpr bool kTwoSm = TileM == 256;
   static_assert(TileM == 128 || TileM == 256, "sm100 block-scaled MMA tile M is 128 (1SM) or 256 (2SM)");
   static_assert(!kTwoSm || ClusterM % 2 == 0, "a 2SM tile needs an even cluster M");
 
-  using ElementAB = cutlass::nv_float4_t<cutlass::float_e2m1_t>;
+  // The kernel's own operands: the user's a and b, or their swap.
+  using KernelA = std::conditional_t<SwapAB, OperandB, OperandA>;
+  using KernelB = std::conditional_t<SwapAB, OperandA, OperandB>;
+  using Schedule = BlockScaledSchedule<KernelA, KernelB, kTwoSm>;
   using ElementAccumulator = float;
   using LayoutA = cutlass::layout::RowMajor;
   using LayoutB = cutlass::layout::ColumnMajor;
   // The user's (M, N) row-major output is (N, M) column-major for the swapped problem.
   using LayoutD = std::conditional_t<SwapAB, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
-  // 32 FP4 elements = 16 bytes, TMA's minimum row alignment: this is why K must be a multiple of 32.
-  static constexpr int kAlignmentAB = 32;
+  // 32 FP4 elements = 16 bytes, TMA's minimum row alignment: this is why K must be a multiple of 32
+  // (128 for MXFP8 x MXFP4: BlockScaledSchedule::alignment).
+  static constexpr int kAlignmentA = Schedule::template alignment<KernelA>();
+  static constexpr int kAlignmentB = Schedule::template alignment<KernelB>();
   // 16 bytes of output per row: N a multiple of 8 (fp16/bf16) or 4 (fp32), in both orientations
   // (the swapped problem's contiguous output dimension is its M, the user's N).
   static constexpr int kAlignmentD = 128 / cutlass::sizeof_bits<ElementOut>::value;
 
   using MmaTileShape = cute::Shape<cute::Int<TileM>, cute::Int<TileN>, cute::Int<TileK>>;
   using ClusterShape = cute::Shape<cute::Int<ClusterM>, cute::Int<ClusterN>, cute::_1>;
-  using MainloopSchedule =
-      std::conditional_t<kTwoSm, cutlass::gemm::KernelTmaWarpSpecialized2SmNvf4Sm100,
-                         cutlass::gemm::KernelTmaWarpSpecialized1SmNvf4Sm100>;
+  using MainloopSchedule = typename Schedule::Mainloop;
   using EpilogueSchedule = std::conditional_t<kTwoSm, cutlass::epilogue::TmaWarpSpecialized2Sm,
                                               cutlass::epilogue::TmaWarpSpecialized1Sm>;
 
@@ -82,8 +112,8 @@ struct BlockScaledGemm {
       void, LayoutD, kAlignmentD, ElementOut, LayoutD, kAlignmentD, EpilogueSchedule>::CollectiveOp;
 
   using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-      cutlass::arch::Sm100, cutlass::arch::OpClassBlockScaledTensorOp, ElementAB, LayoutA,
-      kAlignmentAB, ElementAB, LayoutB, kAlignmentAB, ElementAccumulator, MmaTileShape, ClusterShape,
+      cutlass::arch::Sm100, cutlass::arch::OpClassBlockScaledTensorOp, KernelA, LayoutA,
+      kAlignmentA, KernelB, LayoutB, kAlignmentB, ElementAccumulator, MmaTileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
           sizeof(typename CollectiveEpilogue::SharedStorage))>,
       MainloopSchedule>::CollectiveOp;
@@ -94,8 +124,11 @@ struct BlockScaledGemm {
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
   using Arguments = typename Gemm::Arguments;
   using ScaleConfig = typename CollectiveMainloop::Sm1xxBlkScaledConfig;
-  using ElementData = typename ElementAB::DataType;
-  using ElementScale = typename ElementAB::ScaleFactorType;
+  using ElementDataA = typename KernelA::DataType;  // the kernel's A (the user's b if swapped)
+  using ElementDataB = typename KernelB::DataType;
+  using ElementScale = typename KernelA::ScaleFactorType;
+  static_assert(std::is_same_v<ElementScale, typename KernelB::ScaleFactorType>, "one scale type for both operands");
+  static constexpr int kValuesPerScale = CollectiveMainloop::SFVecSize;
   static constexpr int kPipelineStages = CollectiveMainloop::DispatchPolicy::Stages;
 
   // The single place that turns a GemmProblem into kernel arguments. The launch and both test
@@ -143,8 +176,8 @@ struct BlockScaledGemm {
   // The addresses in `args`: the user's operands, or their swap. The only part of the arguments a
   // prepared launch changes per call.
   static void set_addresses(Arguments& args, const GemmProblem& p) {
-    args.mainloop.ptr_A = static_cast<const ElementData*>(SwapAB ? p.b : p.a);
-    args.mainloop.ptr_B = static_cast<const ElementData*>(SwapAB ? p.a : p.b);
+    args.mainloop.ptr_A = static_cast<const ElementDataA*>(SwapAB ? p.b : p.a);
+    args.mainloop.ptr_B = static_cast<const ElementDataB*>(SwapAB ? p.a : p.b);
     args.mainloop.ptr_SFA = static_cast<const ElementScale*>(SwapAB ? p.b_scale_blocked : p.a_scale_blocked);
     args.mainloop.ptr_SFB = static_cast<const ElementScale*>(SwapAB ? p.a_scale_blocked : p.b_scale_blocked);
     args.epilogue.ptr_D = static_cast<ElementOut*>(p.out);

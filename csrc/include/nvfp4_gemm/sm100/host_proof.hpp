@@ -27,7 +27,7 @@ void scale_offsets(ScaleOperand operand, int rows, int k, int l, std::int64_t* o
   // For a swap-AB kernel the user's a scales are the kernel's SFB: the hook answers for the user's
   // operand, so the test's expectation is the same for every kernel.
   const auto& layout = Kernel::user_scale_layout(args, operand);
-  constexpr int kBlock = Nvfp4Format::kValuesPerScale;
+  constexpr int kBlock = Kernel::kValuesPerScale;
   const int k_blocks = k / kBlock;
   // The scale layouts are indexed by element coordinates (row, k, l) with stride 0 inside each
   // block of kBlock elements, so block c is read at k = kBlock * c.
@@ -40,8 +40,8 @@ void scale_offsets(ScaleOperand operand, int rows, int k, int l, std::int64_t* o
 template <class Kernel>
 void host_reference(const GemmProblem& p, double alpha, double* out) {
   using namespace cute;
-  using Data = typename Kernel::ElementData;
-  using Scale = typename Kernel::ElementScale;
+  using DataA = typename Kernel::ElementDataA;
+  using DataB = typename Kernel::ElementDataB;
   const auto args = Kernel::make_arguments(p, /*device_id=*/0, /*sm_count=*/1, /*split_k=*/1);
   const auto& ml = args.mainloop;
   const auto& shape = args.problem_shape;  // the kernel's own (M, N, K, L): swapped for swap-AB
@@ -49,8 +49,8 @@ void host_reference(const GemmProblem& p, double alpha, double* out) {
 
   // Everything below comes from the arguments the device would receive: pointers, strides, scale
   // layouts and the output stride; the user's problem is not consulted again.
-  auto tensor_a = make_tensor(recast_ptr<Data>(const_cast<Data*>(ml.ptr_A)), make_layout(make_shape(m, p.k, p.l), ml.dA));
-  auto tensor_b = make_tensor(recast_ptr<Data>(const_cast<Data*>(ml.ptr_B)), make_layout(make_shape(n, p.k, p.l), ml.dB));
+  auto tensor_a = make_tensor(recast_ptr<DataA>(const_cast<DataA*>(ml.ptr_A)), make_layout(make_shape(m, p.k, p.l), ml.dA));
+  auto tensor_b = make_tensor(recast_ptr<DataB>(const_cast<DataB*>(ml.ptr_B)), make_layout(make_shape(n, p.k, p.l), ml.dB));
   auto tensor_sfa = make_tensor(ml.ptr_SFA, ml.layout_SFA);
   auto tensor_sfb = make_tensor(ml.ptr_SFB, ml.layout_SFB);
   auto layout_d = make_layout(make_shape(m, n, p.l), args.epilogue.dD);
@@ -60,8 +60,8 @@ void host_reference(const GemmProblem& p, double alpha, double* out) {
   // The kernel has no source tensor (ElementC = void); a null C keeps the reference from reading one.
   auto tensor_c = make_tensor(static_cast<double*>(nullptr), layout_d);
 
-  // float64 accumulation: products of two dequantized NVFP4 values need 12 significant bits, so
-  // the sums here are exact for the test data, and the Python side rounds once to the out dtype.
+  // float64 accumulation: products of two dequantized NVFP4 values need 12 significant bits (MX: 6, times
+  // powers of two), so the sums here are exact for the test data, and the Python side rounds once to the out dtype.
   cutlass::reference::host::GettBlockScalingMainloopParams<double, decltype(tensor_a), decltype(tensor_sfa),
                                                            decltype(tensor_b), decltype(tensor_sfb)>
       mainloop{tensor_a, tensor_sfa, tensor_b, tensor_sfb};
