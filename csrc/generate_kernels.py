@@ -48,6 +48,7 @@ def _kernel_type(family, config, dtype) -> str:
         mma_enum="k" + config.mma.capitalize(),
         stream_k="true" if config.scheduler == "stream_k" else "false",
         swap_ab="true" if config.swap_ab else "false",
+        schedule_enum="k" + config.schedule.capitalize(),
     )
 
 
