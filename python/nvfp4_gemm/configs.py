@@ -44,7 +44,7 @@ class Config:
     cluster: tuple[int, int]
     why: str
     mma: str = "tcgen05"  # the family's MMA kind (families.Family.tiles): sm100 "tcgen05"; sm90 "wgmma" or "direct"
-    scheduler: str = "data_parallel"  # sm100: "data_parallel" or "stream_k"
+    scheduler: str = "data_parallel"  # sm100, sm120: "data_parallel" or "stream_k"
     swap_ab: bool = False  # sm100: weights are the MMA's M operand, tokens its N (for small M)
     schedule: str = ""  # sm120: the mainloop schedule, "cooperative" or "pingpong" ("" where a family has one)
 
