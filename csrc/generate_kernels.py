@@ -50,6 +50,7 @@ def _kernel_type(family, config, dtype, dtypes) -> str:
         mma_enum="k" + config.mma.capitalize(),
         stream_k="true" if config.scheduler == "stream_k" else "false",
         swap_ab="true" if config.swap_ab else "false",
+        schedule_enum="k" + config.schedule.capitalize(),
     )
 
 
@@ -146,12 +147,20 @@ def _families_header(families) -> str:
     ])
 
 
-def generate(table_path: Path, out_dir: Path, cuda_archs: list) -> list:
-    configs, families, dtypes = _load_package_modules()
-    table = configs.load_table(table_path)
+def write_headers(out_dir: Path) -> Path:
+    """The generated headers (dtypes.h, families.h) under out_dir/include/nvfp4_gemm/; returns the
+    include directory to put on the compiler's -I (the build's, and the sm120 proof builds')."""
+    _, families, dtypes = _load_package_modules()
     (out_dir / "include" / "nvfp4_gemm").mkdir(parents=True, exist_ok=True)
     _write_if_changed(out_dir / "include" / "nvfp4_gemm" / "dtypes.h", _dtypes_header(dtypes))
     _write_if_changed(out_dir / "include" / "nvfp4_gemm" / "families.h", _families_header(families))
+    return out_dir / "include"
+
+
+def generate(table_path: Path, out_dir: Path, cuda_archs: list) -> list:
+    configs, families, dtypes = _load_package_modules()
+    table = configs.load_table(table_path)
+    write_headers(out_dir)
 
     sources = []  # (path, archs to compile it for)
     symbols = []

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -35,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 OUT_ENUM = {"float16": "OutDtype::kFloat16", "bfloat16": "OutDtype::kBFloat16", "float32": "OutDtype::kFloat32"}
 DEFAULT_ARCH = "120f"
+SM_MAJOR = 12  # compute capability major of the sm120 family (12.0 and 12.1)
 
 # What the tests compare with the row beyond the registry entry: the compiled tile and shared
 # memory, and the epilogue scalars of the launcher's own arguments.
@@ -168,7 +170,8 @@ def translation_unit(config, arch_macros: tuple[str, ...] = ()) -> str:
         symbol = f"{config.name}__{out_dtype}"
         lines.append(
             f"extern const KernelEntry {symbol} =\n"
-            f'    sm120::make_entry<{kernel_type(config, out_dtype)}>("{config.name}", {OUT_ENUM[out_dtype]});'
+            f'    sm120::make_entry<{kernel_type(config, out_dtype)}>("{config.name}", {OUT_ENUM[out_dtype]}, '
+            f"/*sm_major=*/{SM_MAJOR});"
         )
         symbols.append((symbol, kernel_type(config, out_dtype)))
     lines += ["}  // namespace nvfp4_gemm::generated", ""]
@@ -187,8 +190,6 @@ def translation_unit(config, arch_macros: tuple[str, ...] = ()) -> str:
 
 
 def cutlass_root() -> Path:
-    import importlib.util
-
     spec = importlib.util.find_spec("cutlass_library")
     if spec is None:
         pytest.skip("nvidia-cutlass (the build requirement) is not installed")
@@ -204,6 +205,15 @@ def nvcc_or_skip() -> str:
     return nvcc
 
 
+def generated_include_dir() -> Path:
+    """The headers the build generates (dtypes.h, families.h: csrc/generate_kernels.py's own writers),
+    written under the cache directory; problem.h includes the generated dtypes.h."""
+    spec = importlib.util.spec_from_file_location("_nvfp4_gemm_generate_kernels", ROOT / "csrc" / "generate_kernels.py")
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    return generator.write_headers(cache_dir() / "generated")
+
+
 def nvcc_flags(arch: str) -> list[str]:
     """The extension's CUDA flags (CMakeLists.txt) for one architecture, plus a shared library."""
     root = cutlass_root()
@@ -212,7 +222,7 @@ def nvcc_flags(arch: str) -> list[str]:
         "-DCUTLASS_ENABLE_GDC_FOR_SM100=1",
         f"--generate-code=arch=compute_{arch},code=[sm_{arch}]",
         "-Xcompiler=-fPIC", "-shared",
-        f"-I{ROOT / 'csrc'}", f"-I{ROOT / 'csrc' / 'include'}",
+        f"-I{ROOT / 'csrc'}", f"-I{ROOT / 'csrc' / 'include'}", f"-I{generated_include_dir()}",
         "-isystem", str(root / "include"), "-isystem", str(root / "tools" / "util" / "include"),
     ]
 
@@ -224,9 +234,9 @@ def cache_dir() -> Path:
 def _key(source: str, nvcc: str, flags: list[str]) -> str:
     h = hashlib.sha256()
     h.update(source.encode())
-    for header in sorted((ROOT / "csrc" / "include").rglob("*")):
+    for header in sorted([*(ROOT / "csrc" / "include").rglob("*"), *generated_include_dir().rglob("*")]):
         if header.is_file():
-            h.update(str(header.relative_to(ROOT)).encode())
+            h.update(header.name.encode())
             h.update(header.read_bytes())
     h.update(subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.encode())
     h.update(" ".join(flags).encode())
@@ -322,7 +332,7 @@ def kernel_cubin(row_name: str, out_dtype: str, arch: str, defines: tuple[str, .
         '#include "nvfp4_gemm/sm120/blockscaled_gemm.cuh"\n#include "nvfp4_gemm/sm120/host_proof.hpp"\n'
         "namespace nvfp4_gemm {\n"
         f'extern const KernelEntry entry = sm120::make_entry<{kernel_type(row, out_dtype)}>("{row.name}", '
-        f"{OUT_ENUM[out_dtype]});\n}}\n"
+        f"{OUT_ENUM[out_dtype]}, /*sm_major=*/{SM_MAJOR});\n}}\n"
     )
     flags = [f for f in nvcc_flags(arch) if f not in ("-shared", "-Xcompiler=-fPIC")] + [f"-D{d}" for d in defines]
     out_dir = cache_dir() / f"cubin-{row_name}-{out_dtype}-{arch}-{_key(source, nvcc, flags)}"

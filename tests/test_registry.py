@@ -18,8 +18,10 @@ def test_registry_matches_table():
     }
     assert set(_C.kernels()) == expected
     assert len(_C.kernels()) == len(expected)  # no duplicates
-    # the default build carries every family in the table (a smaller NVFP4_GEMM_CUDA_ARCHS build would not)
-    assert families_built == {c.sm_major for c in table.configs}
+    # the build carries every family it compiled an architecture of (the default: sm100 and sm90; sm120
+    # with NVFP4_GEMM_CUDA_ARCHS naming 120f)
+    compiled = set(_C.compiled_architectures())
+    assert families_built == {f.sm_major for f in families.FAMILIES if any(f"sm_{a}" in compiled for a in f.archs)}
 
 
 def test_python_candidates_are_the_table_rows():
@@ -98,9 +100,10 @@ def test_generator_writes_only_changed_files(tmp_path):
     spec = importlib.util.spec_from_file_location("generate_kernels", script)
     generator = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(generator)
-    sources = generator.generate(configs.table_path(), tmp_path, ["100f", "90a"])
+    every_family = [next(iter(f.archs)) for f in families.FAMILIES]
+    sources = generator.generate(configs.table_path(), tmp_path, every_family)
     stamps = {p: p.stat().st_mtime_ns for p in sources}
-    generator.generate(configs.table_path(), tmp_path, ["100f", "90a"])
+    generator.generate(configs.table_path(), tmp_path, every_family)
     assert {p: p.stat().st_mtime_ns for p in sources} == stamps
     text = "".join(p.read_text() for p in sources if p.suffix == ".cu")
     for config in load_table().configs:
@@ -114,6 +117,39 @@ def test_generator_writes_only_changed_files(tmp_path):
     for position, described in enumerate(dtypes.OUT_DTYPE_TABLE):
         assert f"{described.enum} = {position}" in header and f'"{described.name}"' in header
     assert f"kValuesPerScale = {dtypes.NVFP4.values_per_scale};" in header
+
+
+def test_generator_emits_the_sm120_rows_only_for_120f(tmp_path):
+    """The generated sm120 entries are exactly the kernel types the sm120 proofs compile
+    (sm120_rules.kernel_type, tests/sm120_proof_build.py), in TUs compiled for sm_120f only."""
+    import importlib.util
+    from pathlib import Path
+
+    from nvfp4_gemm import sm120_rules
+
+    script = Path(__file__).resolve().parents[1] / "csrc" / "generate_kernels.py"
+    if not script.is_file():
+        pytest.skip("source tree not present (installed wheel only)")
+    spec = importlib.util.spec_from_file_location("generate_kernels", script)
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    rows = sm120_rules.load_configs()
+    assert rows
+    sources = generator.generate(configs.table_path(), tmp_path / "with", ["100f", "90a", "120f"])
+    sm120_sources = [p for p in sources if p.name.startswith("sm120_")]
+    text = "".join(p.read_text() for p in sm120_sources)
+    for row in rows:
+        for dtype in OUT_DTYPES:
+            assert (
+                f"sm120::make_entry<{sm120_rules.kernel_type(row, dtype)}>(\"{row.name}\", "
+                f"OutDtype::{dtypes.out_dtype(dtype).enum}, /*sm_major=*/12);"
+            ) in text
+    assert text.count("make_entry<") == len(rows) * len(OUT_DTYPES)
+    listing = (tmp_path / "with" / "sources.txt").read_text().splitlines()
+    assert sorted(line.split()[1] for line in listing if "/sm120_" in line) == ["120f"] * len(sm120_sources)
+    without = generator.generate(configs.table_path(), tmp_path / "without", ["100f", "90a"])
+    assert not [p for p in without if p.name.startswith("sm120_")]
+    assert "sm120_" not in (tmp_path / "without" / "kernel_table.cpp").read_text()
 
 
 def test_output_dtypes_are_described_as_torch_has_them():

@@ -10,7 +10,7 @@ for split_k = 1 and, on stream-K rows, a split of 3. Elsewhere every test skips 
 import pytest
 import torch
 
-from nvfp4_gemm import sm120_rules
+from nvfp4_gemm import families, sm120_rules
 from nvfp4_gemm.configs import OUT_DTYPES
 from nvfp4_gemm.testing import check_against_reference, random_operands
 
@@ -33,7 +33,7 @@ SHAPES = [
 def sm120_device_or_skip():
     device = cuda_device_or_skip()
     major, minor = torch.cuda.get_device_capability(device)
-    if major != sm120_rules.SM_MAJOR:
+    if major != families.by_name("sm120").sm_major:
         pytest.skip(
             f"{torch.cuda.get_device_name(device)} has compute capability {major}.{minor}; "
             "the sm120 kernels need 12.x (RTX 50, RTX PRO 6000, DGX Spark)"
@@ -74,7 +74,7 @@ def test_sm120_kernel_exact(row, dtype, m, n, k, l):
     lib = ProofLibrary(build(row))
     i = lib.entries[dtype]
     for split_k in sorted({1, min(3, row.max_split_k(k))}):
-        if split_k > 1 and not row.split_k:
+        if split_k > 1 and not row.takes_split_k:
             continue
         for seed in (1, 2):  # two draws of data, each on fresh buffers
             host = random_operands(m, n, k, l, seed=seed * 7919 + m + n + k, with_alpha=True, padding_byte=0x38)

@@ -18,7 +18,7 @@ import ctypes
 import pytest
 import torch
 
-from nvfp4_gemm import formats, sm120_rules
+from nvfp4_gemm import configs, formats, sm120_rules
 from nvfp4_gemm.configs import OUT_DTYPES
 from nvfp4_gemm.testing import random_operands
 
@@ -56,10 +56,10 @@ def test_compiled_entries_are_the_row(name):
         assert tuple(tile) == row.tile, (dtype, tuple(tile))
         # the resolver's shared-memory model is the compiled kernel's: same pipeline depth and
         # epilogue carve-out, and the whole kernel fits the family's 99 KB
-        assert lib.proof_entry_pipeline_stages(i) == row.pipeline_stages(dtype), dtype
+        assert lib.proof_entry_pipeline_stages(i) == sm120_rules.pipeline_stages(row.tile, dtype), dtype
         assert lib.proof_epilogue_bytes(i) == sm120_rules.epilogue_bytes(row.tile, dtype), dtype
         assert lib.proof_shared_memory_bytes(i) <= sm120_rules.SMEM_CAPACITY_BYTES
-        assert lib.proof_shared_memory_bytes(i) >= row.pipeline_stages(dtype) * sm120_rules.stage_bytes(row.tile)
+        assert lib.proof_shared_memory_bytes(i) >= sm120_rules.pipeline_stages(row.tile, dtype) * sm120_rules.stage_bytes(row.tile)
 
 
 def expected_offsets(rows, k, l):
@@ -147,29 +147,33 @@ def test_cutlass_can_implement_equals_python_predicate(name, dtype):
         assert (lib.proof_prepare(i, m, n, k, l, 1) is None) == python_ok, (m, n, k, l)
         if python_ok:
             split_ok = lib.proof_prepare(i, m, n, k, l, 2) is None
-            assert split_ok == row.split_k, (m, n, k, l)
+            assert split_ok == row.takes_split_k, (m, n, k, l)
 
 
 @pytest.mark.parametrize(
     "change,rule",
     [
         (dict(schedule="pingpong", scheduler="stream_k", name="sm120_pingpong_128x128x128_streamk"), "no stream-K"),
-        (dict(tile=(128, 64, 128), name="sm120_coop_128x64x128"), "tile has M in"),
-        (dict(tile=(64, 128, 128), schedule="pingpong", name="sm120_pingpong_64x128x128"), "tile has M in"),
-        (dict(tile=(256, 256, 256), name="sm120_coop_256x256x256"), "fewer than 2 pipeline stages"),
+        (dict(tile=[128, 64, 128], name="sm120_coop_128x64x128"), "tile must be one of"),
+        (dict(tile=[256, 128, 128], schedule="pingpong", name="sm120_pingpong_256x128x128"), "tile has M in"),
+        (dict(tile=[256, 256, 256], name="sm120_coop_256x256x256"), "fewer than 2 pipeline stages"),
+        (dict(schedule="warp_specialized"), "schedule must be one of"),
+        (dict(cluster=[2, 1]), "use no clusters"),
+        (dict(swap_ab=True), "no swap_ab option"),
         (dict(name="sm120_coop_128x128x128_fast"), "name must say"),
     ],
 )
 def test_rows_breaking_the_rules_are_refused(change, rule):
-    import dataclasses
-
-    row = dataclasses.replace(sm120_rules.by_name("sm120_coop_128x128x128"), **change)
+    """A table row (csrc/configs.toml) breaking the family's vocabulary (families.py) or its own rules
+    (sm120_rules.check_config) is refused when the table is read, naming the rule."""
+    row = dict(name="sm120_coop_128x128x128", family="sm120", tile=[128, 128, 128], cluster=[1, 1])
+    assert configs._check_row(row, 0).name == row["name"]
     with pytest.raises(ValueError, match=rule):
-        sm120_rules.check_config(row)
+        configs._check_row({**row, **change}, 0)
 
 
 def test_every_row_fits_and_is_named_for_what_it_is():
     for row in ROWS:
         assert sm120_rules.check_config(row) is row
         for dtype in OUT_DTYPES:
-            assert row.pipeline_stages(dtype) >= 2
+            assert sm120_rules.pipeline_stages(row.tile, dtype) >= 2

@@ -7,6 +7,7 @@ by the same code at build time, in the resolver and in the tests.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,9 +44,10 @@ class Config:
     cluster: tuple[int, int]
     why: str
     mma: str = "tcgen05"  # the family's MMA kind (families.Family.tiles): sm100 "tcgen05"; sm90 "wgmma" or "direct"
-    scheduler: str = "data_parallel"  # sm100: "data_parallel" or "stream_k"
+    scheduler: str = "data_parallel"  # sm100, sm120: "data_parallel" or "stream_k"
     swap_ab: bool = False  # sm100: weights are the MMA's M operand, tokens its N (for small M)
     format: str = "nvfp4"  # the GEMM format its kernel takes (dtypes.GEMM_FORMATS)
+    schedule: str = ""  # sm120: the mainloop schedule, "cooperative" or "pingpong" ("" where a family has one)
 
     @property
     def family_info(self) -> "families.Family":
@@ -139,9 +141,12 @@ def shape_rule_violation(
     return None
 
 
-def _config_name(family: "families.Family", tile, cluster, mma: str, scheduler: str, swap_ab: bool, format: str) -> str:
+def _config_name(
+    family: "families.Family", tile, cluster, mma: str, scheduler: str, swap_ab: bool, format: str, schedule: str
+) -> str:
     return family.names[mma].format(
         format="" if format == GEMM_FORMATS[0].name else f"_{format}",
+        schedule=family.schedules.get(schedule, ""),
         tile="x".join(map(str, tile)),
         cluster="x".join(map(str, cluster)),
         sms="2sm" if tile[0] == family.two_sm_tile_m else "1sm",
@@ -189,13 +194,24 @@ def _check_row(row: dict, index: int) -> Config:
     format = row.get("format", GEMM_FORMATS[0].name)
     if format not in family.formats:
         raise ValueError(f"{where}: the {family.name} kernels take the formats {family.formats}, got {format!r}")
-    expected = _config_name(family, tile, cluster, mma, scheduler, swap_ab, format)
+    schedule = row.get("schedule", next(iter(family.schedules), ""))
+    if family.schedules and schedule not in family.schedules:
+        raise ValueError(f"{where}: {family.name} schedule must be one of {tuple(family.schedules)}, got {schedule!r}")
+    if not family.schedules and schedule:
+        raise ValueError(f"{where}: the {family.name} family has one schedule: drop schedule = {schedule!r}")
+    expected = _config_name(family, tile, cluster, mma, scheduler, swap_ab, format, schedule)
     if row["name"] != expected:
         raise ValueError(f"{where}: name must say what the config is: expected {expected!r}")
-    return Config(
+    config = Config(
         name=row["name"], family=family.name, tile=tile, cluster=cluster, why=row.get("why", ""), mma=mma,
-        scheduler=scheduler, swap_ab=swap_ab, format=format,
+        scheduler=scheduler, swap_ab=swap_ab, format=format, schedule=schedule,
     )
+    if family.row_rules:
+        try:
+            importlib.import_module(f"{__package__}.{family.row_rules}").check_config(config)
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
+    return config
 
 
 def table_path() -> Path:

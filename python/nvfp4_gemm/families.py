@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 import itertools
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 __all__ = [
@@ -44,7 +44,8 @@ class Family:
     model: str
     # Headers the generated translation units include, and the C++ type of one kernel: a str.format
     # template over the fields generate_kernels.py gives it (tile_m, tile_n, tile_k, cluster_m, cluster_n,
-    # element, mma_enum, stream_k, swap_ab, operand_a, operand_b: the format's CUTLASS operand types); the family's `make_entry<Kernel>(name, out dtype, sm major)` turns
+    # element, mma_enum, stream_k, swap_ab, schedule_enum, operand_a, operand_b: the format's CUTLASS operand
+    # types); the family's `make_entry<Kernel>(name, out dtype, sm major)` turns
     # it into a registry entry.
     headers: tuple
     kernel: str
@@ -52,7 +53,8 @@ class Family:
     element_spelling: str
     # The config table's vocabulary for the family (configs.py checks every row against it): per MMA kind
     # (a row names its kind unless the family has one) the tiles [M, N, K] it compiles and the config name's format (fields:
-    # tile, cluster, sms, swap_ab, stream_k, format: "" for NVFP4, else "_<format>"); the tile schedulers; the largest cluster dimension (1: no
+    # tile, cluster, sms, swap_ab, stream_k, schedule, format: "" for NVFP4, else "_<format>"); the tile schedulers;
+    # the largest cluster dimension (1: no
     # clusters); the tile M of a 2-SM (CTA pair) MMA (0: none); tile N that stream-K cannot run. Rows of a
     # scheduler in `split_k_schedulers` take a split-K count at run time (configs.Config.takes_split_k).
     tiles: dict
@@ -71,6 +73,12 @@ class Family:
     formats: tuple = ("nvfp4",)
     # K multiple a format's kernels need beyond the op's K % 32 (format name -> multiple).
     format_k_alignment: dict = None
+    # Mainloop schedules a row may name (the first is the default) -> the abbreviation its config name
+    # carries (the names' `schedule` field); empty: the family has one schedule and rows name none.
+    schedules: dict = field(default_factory=dict)
+    # A module of nvfp4_gemm whose check_config(config) raises ValueError for the rows the family's own
+    # rules refuse beyond this vocabulary (e.g. what fits in shared memory); "" for none.
+    row_rules: str = ""
 
     @property
     def mmas(self) -> tuple:
@@ -145,6 +153,35 @@ FAMILIES = (
         names={"wgmma": "sm90_wgmma_{tile}_prepass_splitk", "direct": "sm90_direct_{tile}_splitk"},
         split_k_schedulers=("data_parallel",),  # every sm90 kernel has its own split-K
         per_column_alpha=True,  # one epilogue (sm90/common.cuh finish_tile) reads alpha[n]
+    ),
+    Family(
+        name="sm120",
+        sm_major=12,
+        # sm_120f: one family cubin runs on 12.0 (GeForce RTX 50, RTX PRO 6000 Blackwell) and 12.1 (DGX
+        # Spark GB10); its SASS for 12.1 is identical to sm_121a's (docs/sm120_integration.md)
+        archs={"120f": ((12, 0), (12, 1))},
+        # 170 SMs: GeForce RTX 5090, GB202 (secondary sources: Linux Format's RTX 5090 review specs box,
+        # Spheron's RTX 5090 datasheet table; docs/sm120_integration.md)
+        reference_gpu="RTX 5090",
+        reference_sm_count=170,
+        model="sm120_model",
+        headers=("nvfp4_gemm/sm120/blockscaled_gemm.cuh", "nvfp4_gemm/sm120/host_proof.hpp"),
+        kernel=(
+            "sm120::BlockScaledGemm<{tile_m}, {tile_n}, {tile_k}, {element}, sm120::Schedule::{schedule_enum}, "
+            "/*StreamK=*/{stream_k}>"
+        ),
+        element_spelling="cutlass",
+        # CUTLASS 4.2's Sm120 block-scaled collective (mma.sync m16n8k64 e2m1 with ue4m3 scales): tile M and
+        # N are multiples of 128 (the scale factors' shared-memory atom covers 128 rows), K whole 64-element
+        # MMA steps; which of these fit in 99 KB and pair with which schedule: sm120_rules.check_config
+        tiles={"mma_sync": tuple(itertools.product((128, 256), (128, 256), (128, 256)))},
+        names={"mma_sync": "sm120_{schedule}_{tile}{stream_k}"},
+        schedulers=("data_parallel", "stream_k"),
+        split_k_schedulers=("stream_k",),
+        # the same Sm1xxBlkScaledConfig scale layout as sm100, with 32-bit strides
+        max_scale_bytes=2**31 - 1,
+        schedules={"cooperative": "coop", "pingpong": "pingpong"},
+        row_rules="sm120_rules",
     ),
 )
 

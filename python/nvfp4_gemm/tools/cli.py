@@ -7,9 +7,10 @@
         --json or --plot: exit status 2, saying why, since there is nothing to time).
     python -m nvfp4_gemm tune [--shapes MxNxK ...] [--out FILE] [--iters N]
         Measure every valid config on this GPU and write the tuned table the resolver reads.
-    python -m nvfp4_gemm model [--sm-count N]
-        Print the sm100 (B200) model's predicted times per config for the ranked shapes' weights
-        at M = 1, 16, 64, 128, 256 (the tables in docs/b200_model.md). Needs no GPU.
+    python -m nvfp4_gemm model [--arch sm100|sm120] [--sm-count N]
+        Print a family's model's predicted times per config for the ranked shapes' weights at
+        M = 1, 16, 64, 128, 256: sm100 (B200, the tables in docs/b200_model.md; default) or sm120
+        (RTX 5090, secondary-source constants). Needs no GPU.
     python -m nvfp4_gemm gpumode [--shapes MxNxK ...] [--inputs N] [--max-seconds S] [--json FILE]
         Time `gpumode.custom_kernel` the way the GPU MODE leaderboard does (nvfp4_gemm.harness):
         distinct inputs checked first, then all of them back to back between two CUDA events.
@@ -111,13 +112,19 @@ def _tune(args) -> int:
 
 
 def _model(args) -> int:
-    from .. import sm100_model
+    from .. import families
     from ..resolver import candidates
 
-    machine = sm100_model.for_device(args.sm_count)
+    family = families.by_name(args.arch)
+    model = family.model_module()
+    machine = model.for_device(args.sm_count or family.reference_sm_count)
     weights = tuple(dict.fromkeys((n, k) for _, n, k, _ in RANKED_SHAPES))
-    print(sm100_model.report(candidates(10), weights, machine))
+    print(model.report(candidates(family.sm_major), weights, machine))
     return 0
+
+
+# Families whose model prints a report (`model --arch`): the analytic models of the CUTLASS families.
+_MODEL_ARCHS = ("sm100", "sm120")
 
 
 def _positive_seconds(text: str) -> float:
@@ -190,9 +197,12 @@ def main(argv: list[str] | None = None) -> int:
     tune_parser.add_argument("--shapes", nargs="+", type=_parse_shape, help="default: ranked shapes + decode sweep")
     tune_parser.add_argument("--out", help="tuned table path (default: <gpu name>.json here)")
     tune_parser.add_argument("--iters", type=_positive_int, default=50, help="timed calls per candidate")
-    model_parser = sub.add_parser("model", help="print the B200 model's predicted times (no GPU needed)")
+    model_parser = sub.add_parser("model", help="print a family's model's predicted times (no GPU needed)")
+    model_parser.add_argument("--arch", choices=_MODEL_ARCHS, default="sm100",
+                              help="the family: sm100 (B200 model, default) or sm120 (RTX 5090 model)")
     model_parser.add_argument(
-        "--sm-count", type=_positive_int, default=148, help="multiprocessors (default: B200's 148)"
+        "--sm-count", type=_positive_int, default=None,
+        help="multiprocessors (default: the family's reference GPU: B200's 148, RTX 5090's 170)",
     )
     gpumode_parser = sub.add_parser("gpumode", help="time gpumode.custom_kernel the way the GPU MODE leaderboard does")
     gpumode_parser.add_argument("--shapes", nargs="+", type=_parse_shape, help="default: the ranked shapes")

@@ -46,11 +46,10 @@
 #include <cutlass/gemm/kernel/gemm_universal.hpp>
 #include <cutlass/util/packed_stride.hpp>
 
-#include <array>
-#include <atomic>
 #include <memory>
 #include <type_traits>
 
+#include "nvfp4_gemm/dynamic_smem.h"
 #include "nvfp4_gemm/kernel_entry.h"
 #include "nvfp4_gemm/prepared_launch.h"
 #include "nvfp4_gemm/problem.h"
@@ -228,19 +227,10 @@ struct BlockScaledGemm {
 
   static std::size_t counters_needed(const GemmProblem&, int /*split_k*/) { return 0; }
 
-  // Above 48 KB a kernel must opt in to its dynamic shared memory; once per device.
-  static bool set_shared_memory_attribute(int device_id) {
-    static std::array<std::atomic<bool>, kMaxDevices> done{};
-    if (device_id < 0 || device_id >= kMaxDevices) return false;
-    if (kSharedMemoryBytes < (48 << 10) || done[device_id].load(std::memory_order_acquire)) return true;
-    if (cudaFuncSetAttribute(cutlass::device_kernel<GemmKernel>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             kSharedMemoryBytes) != cudaSuccess) {
-      (void)cudaGetLastError();  // not sticky: clear it so that later calls see their own errors
-      return false;
-    }
-    done[device_id].store(true, std::memory_order_release);
-    return true;
-  }
+  // The shared-memory opt-in of this kernel, per device (nvfp4_gemm/dynamic_smem.h).
+  using Smem = DynamicSmem<cutlass::device_kernel<GemmKernel>>;
+  static constexpr int kDynamicSmemBytes = kSharedMemoryBytes;
+  static int dynamic_smem_attribute() { return Smem::attribute(); }
 
   // What a plan fixes (the AddressKeyedLaunch policy, see prepared_launch.h).
   class Plan {
@@ -267,7 +257,7 @@ struct BlockScaledGemm {
     }
 
     LaunchStatus launch(Params& params, const GemmProblem&, const LaunchContext& ctx) const {
-      if (!set_shared_memory_attribute(device_id_)) {
+      if (!Smem::opt_in(device_id_, kDynamicSmemBytes)) {
         return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
       }
       if (Gemm::run(params, ctx.stream, /*cuda_adapter=*/nullptr, /*launch_with_pdl=*/true) !=

@@ -20,13 +20,13 @@ void host_reference(const GemmProblem& p, double alpha, double* out) {
   sm100::host_reference<Kernel>(p, alpha, out);
 }
 
-// The registry entry for one instantiation (config x out dtype); compute capability 12.x (12.0 and
-// 12.1 run the same family cubins).
+// The registry entry for one instantiation; the generator emits one call per (config, out dtype), with
+// the family's compute capability major (12: 12.0 and 12.1 run the same sm_120f cubins).
 template <class Kernel>
-constexpr KernelEntry make_entry(const char* config_name, OutDtype out_dtype) {
+constexpr KernelEntry make_entry(const char* config_name, OutDtype out_dtype, int sm_major) {
   return KernelEntry{config_name,
                      out_dtype,
-                     /*sm_major=*/12,
+                     sm_major,
                      &Kernel::can_implement,
                      &Kernel::workspace_bytes,
                      &Kernel::counters_needed,
@@ -34,7 +34,9 @@ constexpr KernelEntry make_entry(const char* config_name, OutDtype out_dtype) {
                      &scale_offsets<Kernel>,
                      &host_reference<Kernel>,
                      Kernel::kPipelineStages,
-                     &Kernel::prepare};
+                     &Kernel::prepare,
+                     Kernel::kDynamicSmemBytes,
+                     &Kernel::dynamic_smem_attribute};
 }
 
 }  // namespace nvfp4_gemm::sm120
