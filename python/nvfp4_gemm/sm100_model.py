@@ -140,6 +140,17 @@ class Prediction:
         return f"{self.config.name} split_k={self.split_k}: {self.us:.2f} us ({parts}; {work})"
 
 
+def dram_operand_bytes(a_bytes: float, b_bytes: float, rows_a: int, rows_b: int, tile_m: int, tile_n: int,
+                       l2_bytes: float) -> float:
+    """Operand bytes read from DRAM: each operand once while both fit in L2 together (re-reads by other
+    tiles hit L2); beyond that the larger one is read again for every tile row of the other side."""
+    if a_bytes + b_bytes <= l2_bytes:
+        return a_bytes + b_bytes
+    if a_bytes >= b_bytes:
+        return a_bytes * -(-rows_b // tile_n) + b_bytes
+    return a_bytes + b_bytes * -(-rows_a // tile_m)
+
+
 def predict(
     config: Config,
     m: int,
@@ -194,17 +205,10 @@ def predict(
     )
     k_loop = iterations * per_k_tile
 
-    # Bytes from DRAM: each operand once while both fit in L2 together (re-reads by other tiles hit
-    # L2); beyond that the larger operand is read again for every tile row of the other side.
     bytes_a, bytes_b = _operand_bytes(config)
-    a_bytes = kernel_m * bytes_a * k * l
-    b_bytes = kernel_n * bytes_b * k * l
-    operand_bytes = a_bytes + b_bytes
-    if operand_bytes > machine.l2_bytes:
-        if a_bytes >= b_bytes:
-            operand_bytes = a_bytes * -(-kernel_n // tile_n) + b_bytes
-        else:
-            operand_bytes = a_bytes + b_bytes * -(-kernel_m // tile_m)
+    operand_bytes = dram_operand_bytes(
+        kernel_m * bytes_a * k * l, kernel_n * bytes_b * k * l, kernel_m, kernel_n, tile_m, tile_n, machine.l2_bytes
+    )
     out_bytes = m * n * l * _out_dtype(out_dtype).bytes
     partial_bytes = split_tiles * (pieces - 1) * tile_m * tile_n * _PARTIAL_BYTES * 2
     dram_floor = (operand_bytes + out_bytes + partial_bytes) / machine.dram_bytes_per_us

@@ -113,14 +113,10 @@ def predict(
     per_k_tile = max(machine.latency_us / stages, 2.0 * tile_m * tile_n * tile_k / machine.fp4_flops_per_us_per_sm)
     k_loop = iterations * per_k_tile
 
-    a_bytes = m * _OPERAND_BYTES_PER_ELEMENT * k * l
-    b_bytes = n * _OPERAND_BYTES_PER_ELEMENT * k * l
-    operand_bytes = a_bytes + b_bytes
-    if operand_bytes > machine.l2_bytes:  # the larger operand is read again per tile row of the other
-        if a_bytes >= b_bytes:
-            operand_bytes = a_bytes * -(-n // tile_n) + b_bytes
-        else:
-            operand_bytes = a_bytes + b_bytes * -(-m // tile_m)
+    operand_bytes = sm100_model.dram_operand_bytes(
+        m * _OPERAND_BYTES_PER_ELEMENT * k * l, n * _OPERAND_BYTES_PER_ELEMENT * k * l, m, n, tile_m, tile_n,
+        machine.l2_bytes,
+    )
     out_bytes = m * n * l * _out_dtype(out_dtype).bytes
     partial_bytes = split_tiles * (pieces - 1) * tile_m * tile_n * _PARTIAL_BYTES * 2
     dram_floor = (operand_bytes + out_bytes + partial_bytes) / machine.dram_bytes_per_us
