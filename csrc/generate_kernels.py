@@ -42,9 +42,10 @@ def _load_package_modules():
 def _kernel_type(family, config, dtype, dtypes) -> str:
     """The C++ type of one (config, out dtype) kernel: the family's template filled from the config."""
     (tile_m, tile_n, tile_k), (cluster_m, cluster_n) = config.tile, config.cluster
-    operand_a, operand_b = dtypes.gemm_format(config.format).cutlass_operands()
+    described = dtypes.gemm_format(config.format)
+    operand_a, operand_b = described.cutlass_operands()
     return family.kernel.format(
-        operand_a=operand_a, operand_b=operand_b,
+        operand_a=operand_a, operand_b=operand_b, tokens=described.a.element.cuda_type,
         tile_m=tile_m, tile_n=tile_n, tile_k=tile_k, cluster_m=cluster_m, cluster_n=cluster_n,
         element=dtype.element(family.element_spelling),
         mma_enum="k" + config.mma.capitalize(),

@@ -187,7 +187,7 @@ bool addresses_fit(const Tensor* tensors[], int count, const Tensor* out) {
 
 // The Python path (binding.cpp -> nvfp4_gemm.ops._op_first_call): validates, plans and runs the
 // call, or raises; the plan it made serves the signature from then on.
-Tensor python_call(const Tensor& a, const Tensor& b, const Tensor& a_scale, const Tensor& b_scale,
+Tensor python_call(const Tensor& a, const Tensor& b, const std::optional<Tensor>& a_scale, const Tensor& b_scale,
                    const std::optional<Tensor>& alpha, int32_t out_dtype, const std::optional<Tensor>& out,
                    const std::vector<int64_t>& key) {
   // A zero-element CPU tensor carries out_dtype to Python as a torch.dtype, whatever it is.
@@ -195,7 +195,7 @@ Tensor python_call(const Tensor& a, const Tensor& b, const Tensor& a_scale, cons
   const int64_t zero = 0, one = 1;
   check_aoti(aoti_torch_empty_strided(1, &zero, &one, out_dtype, aoti_torch_device_type_cpu(), 0, &witness),
              "empty_strided");
-  const std::uintptr_t handles[7] = {new_handle(a), new_handle(b), new_handle(a_scale), new_handle(b_scale),
+  const std::uintptr_t handles[7] = {new_handle(a), new_handle(b), a_scale ? new_handle(*a_scale) : 0, new_handle(b_scale),
                                      alpha ? new_handle(*alpha) : 0, out ? new_handle(*out) : 0,
                                      reinterpret_cast<std::uintptr_t>(witness)};
   FirstCallAnswer answer = op_first_call(handles);
@@ -205,19 +205,23 @@ Tensor python_call(const Tensor& a, const Tensor& b, const Tensor& a_scale, cons
   return output;
 }
 
-Tensor gemm_impl(const Tensor& a, const Tensor& b, const Tensor& a_scale, const Tensor& b_scale,
+Tensor gemm_impl(const Tensor& a, const Tensor& b, const std::optional<Tensor>& a_scale, const Tensor& b_scale,
                  const std::optional<Tensor>& alpha, int32_t out_dtype, const std::optional<Tensor>& out) {
   thread_local std::vector<int64_t> key;
   key.clear();
   key.push_back(out_dtype);
+  key.push_back(a_scale.has_value());  // None: 16-bit a used as given (weight-only)
   key.push_back(alpha.has_value());
   key.push_back(out.has_value());
-  for (const Tensor* t : {&a, &b, &a_scale, &b_scale}) append_signature(key, *t);
+  for (const Tensor* t : {&a, &b, &b_scale}) append_signature(key, *t);
+  if (a_scale) append_signature(key, *a_scale);
   if (alpha) append_signature(key, *alpha);
   if (out) append_signature(key, *out);
 
-  const Tensor* inputs[5] = {&a, &b, &a_scale, &b_scale, alpha ? &*alpha : nullptr};
-  const int input_count = alpha ? 5 : 4;
+  const Tensor* inputs[5] = {&a, &b, &b_scale, nullptr, nullptr};
+  int input_count = 3;
+  if (a_scale) inputs[input_count++] = &*a_scale;
+  if (alpha) inputs[input_count++] = &*alpha;
   std::optional<OpPlan> plan = memo().find(key);
   if (!plan || !addresses_fit(inputs, input_count, out ? &*out : nullptr)) {
     return python_call(a, b, a_scale, b_scale, alpha, out_dtype, out, key);
@@ -248,7 +252,7 @@ Tensor gemm_impl(const Tensor& a, const Tensor& b, const Tensor& a_scale, const 
   problem.l = plan->l;
   problem.a = a.data_ptr();
   problem.b = b.data_ptr();
-  problem.a_scale_blocked = a_scale.data_ptr();
+  problem.a_scale_blocked = a_scale ? a_scale->data_ptr() : nullptr;
   problem.b_scale_blocked = b_scale.data_ptr();
   problem.out = result.data_ptr();
   problem.alpha = alpha ? static_cast<const float*>(alpha->data_ptr()) : nullptr;
@@ -258,12 +262,12 @@ Tensor gemm_impl(const Tensor& a, const Tensor& b, const Tensor& a_scale, const 
   return result;
 }
 
-Tensor gemm_cuda(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale, std::optional<Tensor> alpha,
+Tensor gemm_cuda(Tensor a, Tensor b, std::optional<Tensor> a_scale, Tensor b_scale, std::optional<Tensor> alpha,
                  torch::headeronly::ScalarType out_dtype) {
   return gemm_impl(a, b, a_scale, b_scale, alpha, dtype_code(out_dtype), std::nullopt);
 }
 
-void gemm_into_cuda(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale, Tensor out, std::optional<Tensor> alpha,
+void gemm_into_cuda(Tensor a, Tensor b, std::optional<Tensor> a_scale, Tensor b_scale, Tensor out, std::optional<Tensor> alpha,
                     std::optional<torch::headeronly::ScalarType> out_dtype) {
   gemm_impl(a, b, a_scale, b_scale, alpha, out_dtype ? dtype_code(*out_dtype) : dtype_code(out), out);
 }

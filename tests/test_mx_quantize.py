@@ -165,9 +165,9 @@ def test_op_api_and_reference_agree(fmt, shape):
     data, scale = formats.quantize_mx_reference(x, fmt)
     got = torch.ops.nvfp4.quantize(x, None, torch.tensor(4.0), fmt)
     api = nvfp4_gemm.quantize(x, partner_global_scale=torch.tensor(4.0), format=fmt)
-    per_byte = 2 if fmt == "mxfp4" else 1
+    per_element = 2 if fmt == "mxfp4" else 1
     for result in (Quantized(*got), api):
-        assert result.data.shape == (*shape[:-1], shape[-1] // per_byte)
+        assert result.data.shape == (*shape[:-1], shape[-1] // per_element)
         assert result.data.dtype == (torch.uint8 if fmt == "mxfp4" else torch.float8_e4m3fn)
         assert result.scale.dtype == torch.float8_e8m0fnu
         assert torch.equal(result.data.view(torch.uint8), data.view(torch.uint8))

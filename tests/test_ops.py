@@ -15,7 +15,7 @@ from conftest import poisoned
 def test_schema():
     schema = str(torch.ops.nvfp4.gemm.default._schema)
     assert schema == (
-        "nvfp4::gemm(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale, Tensor? alpha=None, "
+        "nvfp4::gemm(Tensor a, Tensor b, Tensor? a_scale, Tensor b_scale, Tensor? alpha=None, "
         "ScalarType out_dtype=5) -> Tensor"
     )
 

@@ -7,10 +7,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 import torch
+from torch._subclasses.fake_tensor import is_fake
 
 from .configs import shape_rule_violation
 from .dtypes import GEMM_FORMATS, GemmFormat
-from .formats import ELEMENT_DTYPES, FP4_DTYPES, OUT_DTYPES_BY_TORCH, SCALE_DTYPES, blocked_scale_numel, gemm_format_of
+from .formats import (
+    ELEMENT_DTYPES,
+    FP4_DTYPES,
+    OUT_DTYPES_BY_TORCH,
+    SCALE_DTYPES,
+    WEIGHT_ONLY_A_DTYPES,
+    blocked_scale_numel,
+    gemm_format_of,
+)
 
 if TYPE_CHECKING:
     from . import families
@@ -18,8 +27,9 @@ if TYPE_CHECKING:
 
 # torch dtype -> the output dtype's name (dtypes.py), in the table's order
 OUT_DTYPE_NAMES = {dtype: described.name for dtype, described in OUT_DTYPES_BY_TORCH.items()}
-# The dtypes `a` may have: packed FP4 or float8_e4m3fn values (the latter only in an MX format).
-_A_DTYPES = tuple(ELEMENT_DTYPES)
+# The dtypes `a` may have: packed FP4 or float8_e4m3fn values (the latter only in an MX format), or 16-bit
+# values used as given (weight-only, a_scale=None).
+_A_DTYPES = tuple(ELEMENT_DTYPES) + WEIGHT_ONLY_A_DTYPES
 
 # TMA (Blackwell) and 16-byte vector loads need 16-byte aligned base addresses.
 _POINTER_ALIGNMENT = 16
@@ -69,7 +79,7 @@ _validated: dict[tuple, "GemmShape"] = {}
 def check_gemm_args(
     a: torch.Tensor,
     b: torch.Tensor,
-    a_scale: torch.Tensor,
+    a_scale: Optional[torch.Tensor],
     b_scale: torch.Tensor,
     alpha: Optional[torch.Tensor],
     out_dtype: torch.dtype,
@@ -82,7 +92,8 @@ def check_gemm_args(
     kernel falls through), the Python API and the layers reject tensors that require grad."""
     try:
         key = (
-            a.dtype, b.dtype, a.shape, b.shape, a_scale.dtype, a_scale.numel(), b_scale.dtype, b_scale.numel(),
+            a.dtype, b.dtype, a.shape, b.shape, None if a_scale is None else (a_scale.dtype, a_scale.numel()),
+            b_scale.dtype, b_scale.numel(),
             out_dtype, None if alpha is None else (alpha.dtype, alpha.shape),
             None if out is None else (out.dtype, out.shape),
         )
@@ -105,7 +116,10 @@ def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> G
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
         if t.dtype not in dtypes:
-            what = "packed FP4 bytes or float8_e4m3fn values (MXFP8)" if name == "a" else "packed FP4 bytes"
+            what = (
+                "packed FP4 bytes, float8_e4m3fn values (MXFP8) or 16-bit values (weight-only, a_scale=None)"
+                if name == "a" else "packed FP4 bytes"
+            )
             raise TypeError(f"{name} must hold {what} ({_dtype_list(dtypes)}), got {t.dtype}")
         if t.dim() not in (2, 3):
             cols = "K" if t.dtype not in FP4_DTYPES else "K/2"
@@ -113,14 +127,14 @@ def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> G
     fmt = _gemm_format(a, a_scale, b_scale)
     if a.dim() != b.dim():
         raise ValueError(f"a and b must both be 2-D or both 3-D, got a.shape={tuple(a.shape)}, b.shape={tuple(b.shape)}")
-    a_per_byte = fmt.a.element.per_byte
-    if a.shape[-1] * a_per_byte != 2 * b.shape[-1]:
-        if a_per_byte == 2:
+    a_per_element = fmt.a.element.per_element
+    if a.shape[-1] * a_per_element != 2 * b.shape[-1]:
+        if a_per_element == 2:
             raise ValueError(
                 f"a and b must have the same K/2 (last dim): a.shape={tuple(a.shape)}, b.shape={tuple(b.shape)}"
             )
         raise ValueError(
-            f"a and b must have the same K: a ({a.dtype}, MXFP8) is (rows, K) and b (packed FP4) is (rows, K/2), "
+            f"a and b must have the same K: a ({a.dtype}, {fmt.a.name.upper()}) is (rows, K) and b (packed FP4) is (rows, K/2), "
             f"so a.shape[-1] must be 2 * b.shape[-1]: a.shape={tuple(a.shape)}, b.shape={tuple(b.shape)}"
         )
     batched = a.dim() == 3
@@ -134,7 +148,7 @@ def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> G
     block = fmt.block
     if k % block.k_alignment:
         raise ValueError(
-            f"a/b shapes a={tuple(a.shape)}, b={tuple(b.shape)}: K (= {'2 * ' if a_per_byte == 2 else ''}a.shape[-1]) "
+            f"a/b shapes a={tuple(a.shape)}, b={tuple(b.shape)}: K (= {'2 * ' if a_per_element == 2 else ''}a.shape[-1]) "
             f"must be a multiple of {block.k_alignment}, got K={k} (the {fmt.name} format: "
             f"{block.values_per_scale} values per scale, rows of whole 16-byte vectors)"
         )
@@ -149,6 +163,8 @@ def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> G
             )
 
     for name, t, rows in (("a_scale", a_scale, m), ("b_scale", b_scale, n)):
+        if t is None:  # weight-only: a holds values as given
+            continue
         expected = blocked_scale_numel(rows, k, l, fmt=block)
         if t.numel() != expected:
             size, cols = block.values_per_scale, k // block.values_per_scale
@@ -180,23 +196,37 @@ def _check_shapes_and_dtypes(a, b, a_scale, b_scale, alpha, out_dtype, out) -> G
 def _gemm_format(a, a_scale, b_scale) -> GemmFormat:
     """The call's format, from its dtypes as torch._scaled_mm reads them (docs/formats.md): the scales'
     dtype names the block format (float8_e4m3fn: NVFP4; float8_e8m0fnu: MX), `a`'s the activations' values
-    (packed FP4, or float8_e4m3fn: MXFP8); b is packed FP4."""
+    (packed FP4, float8_e4m3fn: MXFP8, or fp16/bf16 with a_scale=None: weight-only); b is packed FP4."""
+    weight_only = a.dtype in WEIGHT_ONLY_A_DTYPES
+    if weight_only and a_scale is not None:
+        raise TypeError(
+            f"a is {a.dtype}: 16-bit activations are used as given (weight-only NVFP4), so a_scale must be None, "
+            f"got a {type(a_scale).__name__}"
+        )
+    if not weight_only and a_scale is None:
+        raise TypeError(
+            f"a_scale=None means a holds 16-bit values used as given ({_dtype_list(WEIGHT_ONLY_A_DTYPES)}, "
+            f"weight-only NVFP4), got a {a.dtype}: quantized activations need their scales"
+        )
     for name, t in (("a_scale", a_scale), ("b_scale", b_scale)):
+        if t is None:
+            continue
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
         if t.dtype not in SCALE_DTYPES:
             raise TypeError(
                 f"{name} must be {_dtype_list(SCALE_DTYPES)} (NVFP4 or MX scales, blocked layout), got {t.dtype}"
             )
-    if a_scale.dtype != b_scale.dtype:
+    if not weight_only and a_scale.dtype != b_scale.dtype:
         raise TypeError(
             f"a_scale and b_scale must have one dtype (one block format for both operands), got a_scale "
             f"{a_scale.dtype} and b_scale {b_scale.dtype}"
         )
-    fmt = gemm_format_of(a.dtype, a_scale.dtype)
+    fmt = gemm_format_of(a.dtype, b_scale.dtype)
     if fmt is None:
         pairs = "; ".join(
-            f"{f.name}: a {' or '.join(f.a.element.storage_dtypes)} with {f.block.scale_dtype} scales" for f in GEMM_FORMATS
+            f"{f.name}: a {' or '.join(f.a.element.storage_dtypes)} with {f.block.scale_dtype} scales"
+            for f in GEMM_FORMATS if not f.weight_only
         )
         raise TypeError(
             f"a {a.dtype} with {a_scale.dtype} scales is no format the GEMM takes ({pairs}); float8_e4m3fn "
@@ -216,7 +246,7 @@ def check_out(out, out_dtype: torch.dtype, out_shape: tuple[int, ...]) -> None:
 
 
 def _named_tensors(a, b, a_scale, b_scale, alpha, out) -> list:
-    named = [("a", a), ("b", b), ("a_scale", a_scale), ("b_scale", b_scale)]
+    named = [("a", a), ("b", b)] + ([] if a_scale is None else [("a_scale", a_scale)]) + [("b_scale", b_scale)]
     if alpha is not None:
         named.append(("alpha", alpha))
     if out is not None:
@@ -258,7 +288,7 @@ def _check_storage(a, b, a_scale, b_scale, alpha, out, grad_rule: bool = True) -
     for name, t in named[1:]:
         if t.device != device:
             raise ValueError(f"{name} is on {t.device} but a is on {device}: all tensors must be on one device")
-    if out is not None and not out.is_meta:
+    if out is not None and not out.is_meta and not is_fake(out):  # fake tensors (tracing) have no addresses
         _check_out_overlap(out, named[:-1])
 
 
@@ -309,6 +339,14 @@ def check_format_supported(family: "families.Family", shape: GemmShape) -> None:
     """A format the family's kernels do not take, as an error before any launch (the CPU reference takes
     every format)."""
     if shape.format.name not in family.formats:
+        if shape.format.weight_only:
+            weights = shape.format.b.name
+            raise NotImplementedError(
+                f"weight-only {weights.upper()} ({shape.format.name}: {shape.format.a.name} activations as given) has no "
+                f"{family.name} kernel in this build: quantize the activations instead (NVFP4Linear.from_linear(linear, "
+                f"activations='{weights}'), quantize_model(model, activations='{weights}'), or nvfp4_gemm.quantize(x, "
+                f"format='{weights}') and a {weights} gemm); the CPU reference runs it"
+            )
         raise NotImplementedError(
             f"the {shape.format.name} format (a {shape.format.a.name}, b {shape.format.b.name}) has no {family.name} "
             f"kernel in this build: the {family.name} kernels take {', '.join(family.formats)}; run the call on CPU "

@@ -5,8 +5,9 @@ rounding (formats.round_once), the sm100 model (bytes), the binding and registry
 header csrc/generate_kernels.py writes from this module: `OutDtype` and each format's constants), the
 kernel generator (C++ element types). The input formats are three tables: element formats (e2m1, e4m3),
 block formats (NVFP4: e4m3 scales per 16 values; MX: ue8m0 scales per 32 values), and the GEMM formats
-(which pair of operand formats one call multiplies: NVFP4 x NVFP4, MXFP4 x MXFP4, MXFP8 x MXFP4). A call's
-format follows its tensors' dtypes, as torch._scaled_mm's does (`gemm_format_for`).
+(which pair of operand formats one call multiplies: NVFP4 x NVFP4, MXFP4 x MXFP4, MXFP8 x MXFP4, and
+fp16/bf16 activations as given x NVFP4 or MXFP4 weights, "W4A16"). A call's format follows its tensors' dtypes, as
+torch._scaled_mm's does (`gemm_format_for`).
 
 Pure Python with no third-party imports: the kernel generator loads it at build time; torch dtypes are
 looked up by `name` (getattr(torch, name)) where a torch dtype is needed.
@@ -16,9 +17,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 __all__ = [
     "OutDtype", "OUT_DTYPE_TABLE", "OUT_DTYPES", "out_dtype", "ElementFormat", "FP4_E2M1", "FP8_E4M3", "ELEMENT_FORMATS",
+    "FP16", "BF16", "UNSCALED_ELEMENT_FORMATS", "UNSCALED_OPERAND_FORMATS",
     "BlockFormat", "NVFP4", "MX", "BLOCK_FORMATS", "OperandFormat", "OPERAND_FORMATS", "operand_format", "GemmFormat",
     "GEMM_FORMATS", "gemm_format", "gemm_format_for",
 ]
@@ -73,25 +76,35 @@ def out_dtype(name: str) -> OutDtype:
 
 @dataclass(frozen=True)
 class ElementFormat:
-    """The values of a block-scaled operand: a small float format and how its bytes hold it."""
+    """The values of an operand: a float format and how its tensor's elements hold it."""
 
     name: str
     # torch dtype names whose bytes a GEMM takes as these values (uint8 views are always accepted for FP4)
     storage_dtypes: tuple
-    per_byte: int  # values per byte (2: packed FP4, element 2j in the low nibble of byte j)
+    bits: int
     # Exponent of the largest normal value: OCP MX's emax_elem (its quantize recipe's shared exponent is
     # floor(log2(amax)) - emax).
     emax: int
     cutlass_type: str  # the CUTLASS element type
+    # The sm90 kernels' token type (their template argument): packed NVFP4 tokens are bytes
+    cuda_type: str = ""
 
     @property
-    def bits(self) -> int:
-        return 8 // self.per_byte
+    def per_element(self) -> int:
+        """Values per element of the storage tensor (2: packed FP4, element 2j in the low nibble of byte j)."""
+        return max(1, 8 // self.bits)
 
 
-FP4_E2M1 = ElementFormat("e2m1", ("uint8", "float4_e2m1fn_x2"), per_byte=2, emax=2, cutlass_type="cutlass::float_e2m1_t")
-FP8_E4M3 = ElementFormat("e4m3", ("float8_e4m3fn",), per_byte=1, emax=8, cutlass_type="cutlass::float_e4m3_t")
+FP4_E2M1 = ElementFormat("e2m1", ("uint8", "float4_e2m1fn_x2"), bits=4, emax=2, cutlass_type="cutlass::float_e2m1_t",
+                         cuda_type="std::uint8_t")
+FP8_E4M3 = ElementFormat("e4m3", ("float8_e4m3fn",), bits=8, emax=8, cutlass_type="cutlass::float_e4m3_t")
+# The block-scaled (quantized) element formats: what `quantize` writes and `dequantize` reads.
 ELEMENT_FORMATS = (FP4_E2M1, FP8_E4M3)
+# 16-bit activations a GEMM takes as given, without scales (weight-only NVFP4, "W4A16").
+FP16 = ElementFormat("fp16", ("float16",), bits=16, emax=15, cutlass_type="cutlass::half_t", cuda_type="__half")
+BF16 = ElementFormat("bf16", ("bfloat16",), bits=16, emax=127, cutlass_type="cutlass::bfloat16_t",
+                     cuda_type="__nv_bfloat16")
+UNSCALED_ELEMENT_FORMATS = (FP16, BF16)
 
 
 @dataclass(frozen=True)
@@ -123,11 +136,12 @@ BLOCK_FORMATS = (NVFP4, MX)
 
 @dataclass(frozen=True)
 class OperandFormat:
-    """One quantized operand's format: its values and their block scaling (`quantize(x, format=name)`)."""
+    """One operand's format: its values and their block scaling (`quantize(x, format=name)`), or no
+    scaling (block None: 16-bit activations used as given)."""
 
     name: str
     element: ElementFormat
-    block: BlockFormat
+    block: Optional[BlockFormat]
 
 
 OPERAND_FORMATS = (
@@ -137,7 +151,12 @@ OPERAND_FORMATS = (
 )
 
 
+# Activations taken as given (no quantization, no scales): not quantize targets.
+UNSCALED_OPERAND_FORMATS = tuple(OperandFormat(e.name, e, None) for e in UNSCALED_ELEMENT_FORMATS)
+
+
 def operand_format(name: str) -> OperandFormat:
+    """A quantized operand format (the `format=` of quantize)."""
     for entry in OPERAND_FORMATS:
         if entry.name == name:
             return entry
@@ -157,10 +176,18 @@ class GemmFormat:
     def block(self) -> BlockFormat:
         return self.b.block
 
+    @property
+    def weight_only(self) -> bool:
+        """`a` holds 16-bit values used as given, with a_scale=None (W4A16)."""
+        return self.a.block is None
+
     def cutlass_operands(self) -> tuple:
-        """CUTLASS's block-scaled operand types of a and b (the sm100 kernels' template arguments)."""
+        """CUTLASS's operand types of a and b (the sm100 kernels' template arguments): block-scaled
+        wrappers, or the plain element type of an unscaled operand."""
         return tuple(
-            f"cutlass::{o.block.cutlass_prefix}_float{o.element.bits}_t<{o.element.cutlass_type}>" for o in (self.a, self.b)
+            o.element.cutlass_type if o.block is None
+            else f"cutlass::{o.block.cutlass_prefix}_float{o.element.bits}_t<{o.element.cutlass_type}>"
+            for o in (self.a, self.b)
         )
 
 
@@ -168,6 +195,8 @@ GEMM_FORMATS = (
     GemmFormat("nvfp4", operand_format("nvfp4"), operand_format("nvfp4")),
     GemmFormat("mxfp4", operand_format("mxfp4"), operand_format("mxfp4")),
     GemmFormat("mxfp8xmxfp4", operand_format("mxfp8"), operand_format("mxfp4")),  # W4A8
+    # weight-only (W4A16): 16-bit activations as given times FP4 weights (NVFP4 or MXFP4)
+    *(GemmFormat(f"{o.name}x{w}", o, operand_format(w)) for w in ("nvfp4", "mxfp4") for o in UNSCALED_OPERAND_FORMATS),
 )
 
 
@@ -179,8 +208,8 @@ def gemm_format(name: str) -> GemmFormat:
 
 
 def gemm_format_for(a_element: str, scale_dtype: str) -> "GemmFormat | None":
-    """The GEMM format of a call whose `a` holds `a_element` values and whose scales are `scale_dtype`
-    (b is always FP4), or None where no format pairs them."""
+    """The GEMM format of a call whose `a` holds `a_element` values and whose (b's) scales are
+    `scale_dtype` (b is always FP4), or None where no format pairs them."""
     for entry in GEMM_FORMATS:
         if entry.a.element.name == a_element and entry.block.scale_dtype == scale_dtype:
             return entry

@@ -45,7 +45,7 @@ class Family:
     # Headers the generated translation units include, and the C++ type of one kernel: a str.format
     # template over the fields generate_kernels.py gives it (tile_m, tile_n, tile_k, cluster_m, cluster_n,
     # element, mma_enum, stream_k, swap_ab, schedule_enum, operand_a, operand_b: the format's CUTLASS operand
-    # types); the family's `make_entry<Kernel>(name, out dtype, sm major)` turns
+    # types, tokens: its activations' CUDA type); the family's `make_entry<Kernel>(name, out dtype, sm major)` turns
     # it into a registry entry.
     headers: tuple
     kernel: str
@@ -139,7 +139,8 @@ FAMILIES = (
         reference_sm_count=132,
         model="sm90_model",
         headers=("nvfp4_gemm/sm90/launcher.cuh",),
-        kernel="sm90::DequantGemm<{tile_m}, {element}, sm90::Kind::{mma_enum}, {tile_n}>",
+        # {tokens}: the format's activations as the kernels take them (packed NVFP4 bytes, __half, __nv_bfloat16)
+        kernel="sm90::DequantGemm<{tile_m}, {element}, sm90::Kind::{mma_enum}, {tile_n}, {tokens}>",
         element_spelling="cuda",
         # wgmma: [tokens, weight rows, K stage]; the accumulators, tokens x weight rows / 256 FP32 per
         # consumer thread, must fit in registers, so at most 128 x 256 or 256 x 128. direct (decode): 16
@@ -150,9 +151,12 @@ FAMILIES = (
         },
         # "prepass": the wgmma kernel reads tokens dequantized once per call (names of tuned tables
         # measured with the in-CTA kernels of Hopper v3-v5 stay unknown instead of meaning another kernel)
-        names={"wgmma": "sm90_wgmma_{tile}_prepass_splitk", "direct": "sm90_direct_{tile}_splitk"},
+        names={"wgmma": "sm90_wgmma_{tile}_prepass_splitk{format}", "direct": "sm90_direct_{tile}_splitk{format}"},
         split_k_schedulers=("data_parallel",),  # every sm90 kernel has its own split-K
         per_column_alpha=True,  # one epilogue (sm90/common.cuh finish_tile) reads alpha[n]
+        # NVFP4 x NVFP4, and weight-only: fp16 / bf16 activations as given (fp16 / bf16 MMAs, the weights
+        # dequantized to the activations' type)
+        formats=("nvfp4", "fp16xnvfp4", "bf16xnvfp4"),
     ),
     Family(
         name="sm120",

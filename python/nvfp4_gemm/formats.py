@@ -17,6 +17,7 @@ import torch
 from .dtypes import (
     BLOCK_FORMATS,
     ELEMENT_FORMATS,
+    UNSCALED_ELEMENT_FORMATS,
     NVFP4,
     OUT_DTYPE_TABLE,
     BlockFormat,
@@ -73,6 +74,9 @@ SCALE_DTYPES = {getattr(torch, f.scale_dtype): f for f in BLOCK_FORMATS if hasat
 ELEMENT_DTYPES = {
     getattr(torch, name): e for e in ELEMENT_FORMATS for name in e.storage_dtypes if hasattr(torch, name)
 }
+# torch dtype -> the 16-bit activations a GEMM takes as given, a_scale=None (weight-only NVFP4, "W4A16").
+UNSCALED_DTYPES = {getattr(torch, name): e for e in UNSCALED_ELEMENT_FORMATS for name in e.storage_dtypes}
+WEIGHT_ONLY_A_DTYPES = tuple(UNSCALED_DTYPES)
 
 
 def block_format_of(scale_dtype: torch.dtype) -> BlockFormat:
@@ -95,10 +99,12 @@ def element_format_of(dtype: torch.dtype) -> ElementFormat:
 
 
 def gemm_format_of(a_dtype: torch.dtype, scale_dtype: torch.dtype) -> Optional[GemmFormat]:
-    """The GEMM format of quantized `a` values of `a_dtype` with scales of `scale_dtype`, or None."""
-    if a_dtype not in ELEMENT_DTYPES or scale_dtype not in SCALE_DTYPES:
+    """The GEMM format of `a` values of `a_dtype` (quantized, or 16-bit as given) with (b's) scales of
+    `scale_dtype`, or None."""
+    element = ELEMENT_DTYPES.get(a_dtype) or UNSCALED_DTYPES.get(a_dtype)
+    if element is None or scale_dtype not in SCALE_DTYPES:
         return None
-    return gemm_format_for(ELEMENT_DTYPES[a_dtype].name, SCALE_DTYPES[scale_dtype].scale_dtype)
+    return gemm_format_for(element.name, SCALE_DTYPES[scale_dtype].scale_dtype)
 
 
 def _round_up(x: int, multiple: int) -> int:
@@ -207,7 +213,7 @@ def dequantize(
     fmt = block_format_of(scale_blocked.dtype)
     element = element_format_of(data.dtype)
     batched = data.dim() == 3
-    rows, k = data.shape[-2], data.shape[-1] * element.per_byte
+    rows, k = data.shape[-2], data.shape[-1] * element.per_element
     plain = from_blocked(scale_blocked, rows, k, data.shape[0] if batched else None, fmt=fmt)
     values = _ELEMENT_DECODERS[element.name](data, dtype)
     scales = plain.to(dtype).repeat_interleave(fmt.values_per_scale, dim=-1)
@@ -242,10 +248,6 @@ def round_once(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     rounded = torch.where(rounded.abs() > max_finite, torch.copysign(torch.full_like(x, float("inf")), x), rounded)
     rounded = torch.where(torch.isfinite(x), rounded, x)  # inf and nan pass through
     return rounded.to(dtype)
-
-
-# 16-bit activations a GEMM may take as given (weight-only NVFP4, "W4A16"): a_scale is None then.
-WEIGHT_ONLY_A_DTYPES = (torch.float16, torch.bfloat16)
 
 
 def _a_values(a: torch.Tensor, a_scale: Optional[torch.Tensor], dtype: torch.dtype) -> torch.Tensor:
@@ -481,12 +483,12 @@ def quantize_mx_reference(x: torch.Tensor, format: str = "mxfp4") -> tuple[torch
     inverse = ((127 - shared) << 23).to(torch.int32).view(torch.float32)
     rounding = _ELEMENT_ROUNDING[element.name]
     magnitude_codes, _ = round_magnitude(magnitudes * inverse.unsqueeze(-1), rounding)
-    sign_bit = 8 // element.per_byte - 1
+    sign_bit = 8 // element.per_element - 1
     sign = torch.signbit(values).to(torch.int32) << sign_bit
     codes = torch.where(finite_block.unsqueeze(-1), magnitude_codes | sign, 0).to(torch.uint8)
     scale_bytes = torch.where(finite_block, shared + E8M0_BIAS, block.scale_nan_code).to(torch.uint8)
     scale = to_blocked(scale_bytes, fmt=block).view(getattr(torch, block.scale_dtype))
-    if element.per_byte == 2:
+    if element.per_element == 2:
         data = pack_fp4(codes.reshape(rows, k)).reshape(*x.shape[:-1], k // 2)
     else:
         data = codes.reshape(*x.shape[:-1], k).view(getattr(torch, element.storage_dtypes[0]))

@@ -27,7 +27,6 @@ from .formats import (
     from_blocked,
     gemm_alpha,
     global_scale_from_amax,
-    reference_gemm,
     to_blocked,
 )
 from .quantization import quantize
@@ -42,7 +41,7 @@ WEIGHT_FORMATS = tuple(dict.fromkeys(f.b.name for f in GEMM_FORMATS))
 # dtypes.GEMM_FORMATS that pairs it with the weights: NVFP4 x NVFP4, MXFP4 x MXFP4, MXFP8 x MXFP4 = W4A8);
 # "bf16": activations used as given, 16-bit (weight-only, W4A16).
 WEIGHT_ONLY = "bf16"
-ACTIVATIONS = (*dict.fromkeys(f.a.name for f in GEMM_FORMATS), WEIGHT_ONLY)
+ACTIVATIONS = (*dict.fromkeys(f.a.name for f in GEMM_FORMATS if not f.weight_only), WEIGHT_ONLY)
 
 
 def _resolve_formats(activations: Optional[str], format: str) -> str:
@@ -129,6 +128,9 @@ class NVFP4Linear(nn.Module):
             self.bias = nn.Parameter(torch.zeros(out_features, dtype=dtype, device=device), requires_grad=False)
         self._calibration_amax: Optional[torch.Tensor] = None  # set inside `calibrate`
         self._calibration_calls = 0
+        # weight-only alpha = 1 / weight_global_scale, remembered per (address, version) of that buffer: a
+        # forward otherwise launches three small kernels for it (gemm_alpha)
+        self._weight_only_alpha: Optional[tuple] = None
 
     @classmethod
     def from_linear(
@@ -185,6 +187,7 @@ class NVFP4Linear(nn.Module):
         elif key not in state_dict:
             self.input_global_scale = None
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+        self._weight_only_alpha = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.shape[-1] != self.in_features:
@@ -233,14 +236,19 @@ class NVFP4Linear(nn.Module):
     def _forward_weight_only(self, x: torch.Tensor) -> torch.Tensor:
         if x.dtype not in WEIGHT_ONLY_A_DTYPES:
             raise TypeError(f"activations='bf16' (weight-only) takes float16 or bfloat16 x, got {x.dtype}")
-        if x.device.type != "cpu":
-            raise NotImplementedError(
-                f"activations='bf16' (weight-only W4A16) has no kernel for {x.device} in this build yet; "
-                f"use activations='nvfp4' (NVFP4Linear.from_linear(linear, activations='nvfp4') or "
-                f"quantize_model(model, activations='nvfp4')), or run on the CPU"
-            )
-        alpha = gemm_alpha(self.weight_global_scale)
-        return reference_gemm(x, self.weight, None, self.weight_scale, alpha, x.dtype)
+        # x as given (a_scale None): the CPU reference, the Hopper kernels; elsewhere a clear error naming
+        # activations='nvfp4'
+        return torch.ops.nvfp4.gemm(x, self.weight, None, self.weight_scale, self._weight_only_scale(), x.dtype)
+
+    def _weight_only_scale(self) -> torch.Tensor:
+        scale = self.weight_global_scale
+        if torch.compiler.is_compiling():
+            return gemm_alpha(scale)
+        # an inference tensor has no version counter: its address alone (state-dict loads reset the cache)
+        key = (scale.device, scale.data_ptr(), None if scale.is_inference() else scale._version)
+        if self._weight_only_alpha is None or self._weight_only_alpha[0] != key:
+            self._weight_only_alpha = (key, gemm_alpha(scale))
+        return self._weight_only_alpha[1]
 
 
 def fuse_linears(layers: "list[NVFP4Linear]") -> NVFP4Linear:

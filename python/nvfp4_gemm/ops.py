@@ -32,14 +32,14 @@ from .resolver import UnsupportedDeviceError, pinned_config, resolve
 __all__ = ["gemm", "compiled_architectures", "supported_capabilities", "unsupported_reason"]
 
 _SCHEMA = (
-    "gemm(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale, Tensor? alpha=None, "
+    "gemm(Tensor a, Tensor b, Tensor? a_scale, Tensor b_scale, Tensor? alpha=None, "
     "ScalarType out_dtype=float16) -> Tensor"
 )
 # `gemm(..., out=)` in one dispatcher call (nvfp4_gemm.gemm's route to the C++ op); not public.
 # out_dtype None: out's dtype. Trailing defaults: a call that leaves them out parses fewer arguments
 # (passing None and a dtype cost ~1.4 us per call on the H200 host, 2026-11-23).
 _INTO_SCHEMA = (
-    "_gemm_into(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale, Tensor(a!) out, Tensor? alpha=None, "
+    "_gemm_into(Tensor a, Tensor b, Tensor? a_scale, Tensor b_scale, Tensor(a!) out, Tensor? alpha=None, "
     "ScalarType? out_dtype=None) -> ()"
 )
 
@@ -155,7 +155,7 @@ def _current_stream(index: int) -> int:
 def _launch_cuda(
     a: torch.Tensor,
     b: torch.Tensor,
-    a_scale: torch.Tensor,
+    a_scale: Optional[torch.Tensor],
     b_scale: torch.Tensor,
     alpha: Optional[torch.Tensor],
     out: torch.Tensor,
@@ -168,12 +168,11 @@ def _launch_cuda(
     plan = _plans.get(key)
     if plan is None:
         plan = _plans[key] = _make_plan(index, shape, out.dtype, config_name, split_k)
-    pointers = (a.data_ptr(), b.data_ptr(), a_scale.data_ptr(), b_scale.data_ptr(), out.data_ptr(),
-                0 if alpha is None else alpha.data_ptr())
+    pointers = (a.data_ptr(), b.data_ptr(), 0 if a_scale is None else a_scale.data_ptr(), b_scale.data_ptr(),
+                out.data_ptr(), 0 if alpha is None else alpha.data_ptr())
     if (pointers[0] | pointers[1] | pointers[2] | pointers[3] | pointers[4] | pointers[5]) & 15:
-        named = {"a": a, "b": b, "a_scale": a_scale, "b_scale": b_scale, "out": out}
-        if alpha is not None:
-            named["alpha"] = alpha
+        named = {"a": a, "b": b, "a_scale": a_scale, "b_scale": b_scale, "out": out, "alpha": alpha}
+        named = {name: t for name, t in named.items() if t is not None}
         check_pointer_alignment(named)  # raises, naming the misaligned argument
     per_column = alpha is not None and alpha.numel() > 1
     if per_column and not plan.per_column_alpha:
@@ -199,7 +198,7 @@ def _launch_cuda(
 def gemm(
     a: torch.Tensor,
     b: torch.Tensor,
-    a_scale: torch.Tensor,
+    a_scale: Optional[torch.Tensor],
     b_scale: torch.Tensor,
     alpha: Optional[torch.Tensor] = None,
     out_dtype: Optional[torch.dtype] = None,
@@ -213,13 +212,15 @@ def gemm(
     The format follows the dtypes, as torch._scaled_mm's does (docs/formats.md): float8_e4m3fn scales
     are NVFP4 (one per 16 values), float8_e8m0fnu scales MX (one power of two per 32 values); `a` packed
     FP4 is 4-bit activations (NVFP4 x NVFP4 or MXFP4 x MXFP4), `a` float8_e4m3fn (M, K) MXFP8
-    activations (MXFP8 x MXFP4, "W4A8"; MX scales only).
+    activations (MXFP8 x MXFP4, "W4A8"; MX scales only), `a` float16/bfloat16 (M, K) with
+    `a_scale=None` activations used as given times NVFP4 weights (weight-only, "W4A16").
 
     Args:
         a: packed FP4 (M, K/2) or (L, M, K/2), uint8 or torch.float4_e2m1fn_x2, contiguous; or
-            float8_e4m3fn (M, K) or (L, M, K) with MX scales.
+            float8_e4m3fn (M, K) or (L, M, K) with MX scales; or float16/bfloat16 (M, K) or (L, M, K)
+            with a_scale=None and NVFP4 b.
         b: packed FP4 (N, K/2) or (L, N, K/2): the nn.Linear weight layout (K-major).
-        a_scale, b_scale: scales of one dtype in the cuBLAS 128x4 blocked layout (any shape
+        a_scale, b_scale: scales of one dtype in the cuBLAS 128x4 blocked layout (a_scale None for 16-bit a; any shape
             whose contiguous storage is that layout, e.g. flat from `to_blocked`). Plain row-major
             (rows, K/16 or K/32) scales of the same size cannot be detected and give a wrong result:
             convert them with `nvfp4_gemm.to_blocked` (`nvfp4_gemm.testing.assert_blocked_like` checks).
@@ -234,8 +235,9 @@ def gemm(
             resolver's); the config that runs bounds it (`Config.max_split_k`): on a GPU the pinned or
             resolved config, on the CPU the pinned one (without config= only the type is checked there).
 
-    CUDA tensors run on their device's current stream (NVFP4 only in this build: an MX call on CUDA is
-    a NotImplementedError before any launch); CPU tensors use the exact reference, every format. M, N or
+    CUDA tensors run on their device's current stream (NVFP4 on every family, weight-only on Hopper; an
+    MX call on Hopper, or a weight-only call on Blackwell, is a NotImplementedError before any launch);
+    CPU tensors use the exact reference, every format. M, N or
     L = 0 give the empty output and K = 0 gives alpha * 0, without a launch. No argument may require
     grad (there is no backward). The limits and their errors: README, "Errors and limits".
     """

@@ -113,7 +113,7 @@ def _output_specs(
     """(shape, dtype) of each field of `Quantized` for x."""
     element = fmt.element
     return (
-        ((*x.shape[:-1], k // element.per_byte), getattr(torch, element.storage_dtypes[0])),
+        ((*x.shape[:-1], k // element.per_element), getattr(torch, element.storage_dtypes[0])),
         ((blocked_scale_numel(rows, k, fmt=fmt.block),), getattr(torch, fmt.block.scale_dtype)),
         ((), torch.float32),
         ((), torch.float32),

@@ -40,9 +40,9 @@ _FP32_UNIT_ROUNDOFF = 2.0**-24
 
 @dataclass
 class Operands:
-    a: torch.Tensor  # (m, k/2) or (l, m, k/2) uint8; (m, k) or (l, m, k) float8_e4m3fn for mxfp8xmxfp4
+    a: torch.Tensor  # (m, k/2) or (l, m, k/2) uint8; (m, k) or (l, m, k) float8_e4m3fn (mxfp8xmxfp4), fp16/bf16 (W4A16)
     b: torch.Tensor  # (n, k/2) or (l, n, k/2) uint8
-    a_scale: torch.Tensor  # blocked, flat, float8_e4m3fn (nvfp4) or float8_e8m0fnu (mx)
+    a_scale: Optional[torch.Tensor]  # blocked, flat, float8_e4m3fn (nvfp4) or float8_e8m0fnu (mx); None for W4A16
     b_scale: torch.Tensor
     alpha: Optional[torch.Tensor]  # fp32 scalar tensor or None
 
@@ -78,7 +78,7 @@ def random_scales(
 _E4M3_NAN_BYTES = (0x7F, 0xFF)
 # Default scale exponents per (GEMM format, operand): FP8 values (up to 448, root mean square ~100) take
 # scales 2^-9 .. 2^-5, so MXFP8 x MXFP4 outputs have about the size of FP4 x FP4 ones.
-_DEFAULT_EXPONENTS = {"e2m1": (-3, 1), "e4m3": (-9, -5)}
+_DEFAULT_EXPONENTS = {"e2m1": (-3, 1), "e4m3": (-9, -5), "fp16": (-3, 1), "bf16": (-3, 1)}
 
 
 def random_fp8_values(shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
@@ -86,6 +86,14 @@ def random_fp8_values(shape: tuple[int, ...], generator: torch.Generator) -> tor
     drawn = torch.randint(0, 254, shape, generator=generator)
     drawn = drawn + (drawn >= _E4M3_NAN_BYTES[0]).to(drawn.dtype)  # skip 0x7F; 0xFF is above the draw
     return drawn.to(torch.uint8).view(torch.float8_e4m3fn)
+
+
+def random_16bit_values(shape: tuple[int, ...], dtype: torch.dtype, exponent_range: tuple[int, int],
+                        generator: torch.Generator) -> torch.Tensor:
+    """16-bit activations (weight-only GEMMs): normal draws times 2^e, e uniform in `exponent_range`,
+    rounded once to `dtype` (both signs, full mantissas, magnitudes over a few binades)."""
+    exponent = torch.randint(exponent_range[0], exponent_range[1] + 1, shape, generator=generator)
+    return torch.ldexp(torch.randn(shape, generator=generator), exponent.to(torch.float32)).to(dtype)
 
 
 def random_operands(
@@ -104,8 +112,10 @@ def random_operands(
 ) -> Operands:
     """Fresh random operands. `l=None` gives 2-D operands; an int gives (l, rows, k/2) ones.
 
-    `format`: the GEMM format (dtypes.GEMM_FORMATS: "nvfp4", "mxfp4", "mxfp8xmxfp4"); `exponent_ranges`:
-    the (a, b) scale exponent ranges (default: 2^-3 .. 2^1 for FP4 values, 2^-9 .. 2^-5 for FP8 ones).
+    `format`: the GEMM format (dtypes.GEMM_FORMATS: "nvfp4", "mxfp4", "mxfp8xmxfp4", or the weight-only
+    "fp16xnvfp4" / "bf16xnvfp4", whose `a` is 16-bit values and `a_scale` None); `exponent_ranges`:
+    the (a, b) scale exponent ranges (default: 2^-3 .. 2^1 for FP4 values, 2^-9 .. 2^-5 for FP8 ones; for
+    16-bit activations the exponents of their values).
 
     `with_alpha`: a one-element alpha in [2^-3, 2^-2); with `alpha_per_column` an (N,) vector instead,
     each column's alpha (1 + u) * 2^e with e drawn from -6..3 (scales of partitions quantized apart).
@@ -119,14 +129,20 @@ def random_operands(
         exponent_ranges = (_DEFAULT_EXPONENTS[described.a.element.name], _DEFAULT_EXPONENTS[described.b.element.name])
     generator = torch.Generator().manual_seed(seed)
     batches = 1 if l is None else l
-    if described.a.element.per_byte == 2:
+    a_scale = None
+    if described.weight_only:
+        a = random_16bit_values((batches, m, k), getattr(torch, described.a.element.storage_dtypes[0]),
+                                exponent_ranges[0], generator)
+    elif described.a.element.per_element == 2:
         a = torch.randint(0, 256, (batches, m, k // 2), dtype=torch.uint8, generator=generator)
     else:
         a = random_fp8_values((batches, m, k), generator)
     b = torch.randint(0, 256, (batches, n, k // 2), dtype=torch.uint8, generator=generator)
-    a_scale = _blocked_with_padding(random_scales(m, k, batches, generator, exponent_ranges[0], fmt=fmt), padding_byte, fmt)
+    if not described.weight_only:
+        a_scale = _blocked_with_padding(random_scales(m, k, batches, generator, exponent_ranges[0], fmt=fmt),
+                                        padding_byte, fmt)
+        assert a_scale.numel() == blocked_scale_numel(m, k, batches, fmt=fmt)
     b_scale = _blocked_with_padding(random_scales(n, k, batches, generator, exponent_ranges[1], fmt=fmt), padding_byte, fmt)
-    assert a_scale.numel() == blocked_scale_numel(m, k, batches, fmt=fmt)
     alpha = None
     if with_alpha and alpha_per_column:
         exponents = torch.randint(-6, 4, (n,), generator=generator).to(torch.float32)
@@ -139,7 +155,7 @@ def random_operands(
     return Operands(
         a=a.to(device),
         b=b.to(device),
-        a_scale=a_scale.to(device),
+        a_scale=None if a_scale is None else a_scale.to(device),
         b_scale=b_scale.to(device),
         alpha=None if alpha is None else alpha.to(device),
     )

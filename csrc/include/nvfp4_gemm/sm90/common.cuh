@@ -42,8 +42,6 @@ constexpr int kStageK = 128;        // FP4 elements per pipeline stage
 constexpr int kStageBytes = 64;     // raw bytes per row per stage
 constexpr int kScaleChunk = 512;    // one 128x4 tile of the blocked scale layout
 constexpr int kScaleBytes = 2 * kScaleChunk;  // a stage spans 8 scale columns = 2 tiles
-// The fp16 values carry a 2^-7 factor each (see dequant): 2^14 for the product, undone in the epilogue.
-constexpr float kProductRescale = 16384.0f;
 
 __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
@@ -171,27 +169,150 @@ __device__ __forceinline__ void dequant8(std::uint32_t x, std::uint32_t scale2, 
   dequant8(x, *reinterpret_cast<const __half2*>(&scale2), out);
 }
 
-// wgmma m64nNk16 with A (weights) from registers and B (tokens) from shared memory, FP32 accumulate.
-template <int N>
+// Eight e2m1 codes -> four bf16x2 in dequant8's pairing (pair i = elements i, i + 4), each value =
+// e2m1 * scale * 2^-8; `s` holds scale * 2^118 (exact: e4m3's 3 mantissa bits, and 448 * 2^118 < bf16's
+// largest). The e2m1 bits placed at bf16 bits 15 and 8..6 read as e2m1 * 2^-126 (subnormal codes too:
+// bf16's smallest normal is 2^-126, its subnormals keep the same spacing), so one multiply gives the value
+// with at most 6 significant bits, >= 2^-18: exact. Per pair the low half takes element i and the high
+// half element i + 4, 16 bits higher: one shift of the magnitude (3 bits) and one of the sign per pair.
+template <int kShift>
+__device__ __forceinline__ std::uint32_t shift_left(std::uint32_t x) {
+  return kShift >= 0 ? x << (kShift & 31) : x >> ((-kShift) & 31);
+}
+__device__ __forceinline__ void dequant8(std::uint32_t x, __nv_bfloat162 s, std::uint32_t (&out)[4]) {
+  constexpr std::uint32_t kMagnitude = 0x01C001C0u, kSign = 0x80008000u;
+  const std::uint32_t bits[4] = {
+      select_bits<kMagnitude>(shift_left<6>(x), shift_left<12>(x)),
+      select_bits<kMagnitude>(shift_left<2>(x), shift_left<8>(x)),
+      select_bits<kMagnitude>(shift_left<-2>(x), shift_left<4>(x)),
+      select_bits<kMagnitude>(shift_left<-6>(x), x),
+  };
+  static_assert((kMagnitude | kSign) == 0x81C081C0u, "bf16 sign and e2m1 magnitude bits");
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const std::uint32_t masked = bits[i] & (kMagnitude | kSign);
+    const __nv_bfloat162 v = __hmul2(*reinterpret_cast<const __nv_bfloat162*>(&masked), s);
+    out[i] = *reinterpret_cast<const std::uint32_t*>(&v);
+  }
+}
+
+// What the weights' MMA operand is made of, per kind of token (the GEMM's `a`): NVFP4 tokens (dequantized
+// to fp16 by the token prepass or the direct kernel's staging) and fp16 tokens meet fp16 weights; bf16
+// tokens meet bf16 weights (fp16 cannot hold every bf16 value, bf16 holds every e2m1 x e4m3 value). The
+// weights carry a power-of-two factor (see dequant8); the epilogue multiplies the FP32 sums by its inverse
+// (and by the tokens' own factor, 2^-7 for dequantized NVFP4 tokens).
+template <class TokenT>
+struct Tokens;
+template <>
+struct Tokens<std::uint8_t> {  // packed NVFP4 tokens with blocked e4m3 scales
+  using Mma = __half;          // the element both MMA operands hold
+  static constexpr bool kQuantized = true;
+  static constexpr float kProductRescale = 16384.0f;  // 2^7 (weights) x 2^7 (tokens)
+};
+template <>
+struct Tokens<__half> {
+  using Mma = __half;
+  static constexpr bool kQuantized = false;
+  static constexpr float kProductRescale = 128.0f;
+};
+template <>
+struct Tokens<__nv_bfloat16> {
+  using Mma = __nv_bfloat16;
+  static constexpr bool kQuantized = false;
+  static constexpr float kProductRescale = 256.0f;
+};
+
+// Per MMA element type: the pair type, e4m3 scale bytes -> scale pairs in the weights' factor, and the
+// TMA element type of the token workspace.
+template <class T>
+struct MmaElement;
+template <>
+struct MmaElement<__half> {
+  using Pair = __half2;
+  static __device__ __forceinline__ Pair two_scales(std::uint32_t pair) { return two_scales_to_half2(pair); }
+  static __device__ __forceinline__ Pair low2(Pair p) { return __low2half2(p); }
+  static __device__ __forceinline__ Pair high2(Pair p) { return __high2half2(p); }
+  static constexpr CUtensorMapDataType kTmaType = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+};
+template <>
+struct MmaElement<__nv_bfloat16> {
+  using Pair = __nv_bfloat162;
+  // Two e4m3 bytes (low 16 bits) -> bf16x2 of (low byte, high byte) * 2^118, through fp16 and fp32 (exact
+  // at every step; once per 16 weights).
+  static __device__ __forceinline__ Pair two_scales(std::uint32_t pair) {
+    std::uint32_t h2;
+    asm("{\n .reg .b16 s;\n cvt.u16.u32 s, %1;\n cvt.rn.f16x2.e4m3x2 %0, s;\n}\n" : "=r"(h2) : "r"(pair));
+    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h2));
+    constexpr float k2Pow118 = 0x1p118f;
+    return __floats2bfloat162_rn(f.x * k2Pow118, f.y * k2Pow118);
+  }
+  static __device__ __forceinline__ Pair low2(Pair p) { return __low2bfloat162(p); }
+  static __device__ __forceinline__ Pair high2(Pair p) { return __high2bfloat162(p); }
+  static constexpr CUtensorMapDataType kTmaType = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+};
+
+// mma.sync m16n8k16 (direct kernel), FP32 accumulate, in the MMA element type.
+__device__ __forceinline__ void mma_m16n8k16(__half, float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                             std::uint32_t b1) {
+  mma_f16(c, a, b0, b1);
+}
+__device__ __forceinline__ void mma_m16n8k16(__nv_bfloat16, float (&c)[4], const std::uint32_t (&a)[4],
+                                             std::uint32_t b0, std::uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Sixteen consecutive 16-bit tokens (two 16-byte vectors, elements 0-7 and 8-15) -> the eight pairs in
+// dequant8's order: pairs 0-3 = (e_i, e_{i+4}) of elements 0-7, pairs 4-7 the same of elements 8-15.
+__device__ __forceinline__ void pair_tokens16(uint4 lo, uint4 hi, std::uint32_t (&out)[8]) {
+  out[0] = __byte_perm(lo.x, lo.z, 0x5410);
+  out[1] = __byte_perm(lo.x, lo.z, 0x7632);
+  out[2] = __byte_perm(lo.y, lo.w, 0x5410);
+  out[3] = __byte_perm(lo.y, lo.w, 0x7632);
+  out[4] = __byte_perm(hi.x, hi.z, 0x5410);
+  out[5] = __byte_perm(hi.x, hi.z, 0x7632);
+  out[6] = __byte_perm(hi.y, hi.w, 0x5410);
+  out[7] = __byte_perm(hi.y, hi.w, 0x7632);
+}
+
+// wgmma m64nNk16 with A (weights) from registers and B (tokens) from shared memory, FP32 accumulate, in
+// the MMA element type T.
+template <int N, class T>
 struct WgmmaAtom;
 template <>
-struct WgmmaAtom<64> {
+struct WgmmaAtom<64, __half> {
   using type = cute::SM90::GMMA::MMA_64x64x16_F32F16F16_RS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>;
 };
 template <>
-struct WgmmaAtom<128> {
+struct WgmmaAtom<128, __half> {
   using type = cute::SM90::GMMA::MMA_64x128x16_F32F16F16_RS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>;
 };
-
 template <>
-struct WgmmaAtom<256> {
+struct WgmmaAtom<256, __half> {
   using type = cute::SM90::GMMA::MMA_64x256x16_F32F16F16_RS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>;
 };
+template <>
+struct WgmmaAtom<64, __nv_bfloat16> {
+  using type = cute::SM90::GMMA::MMA_64x64x16_F32BF16BF16_RS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>;
+};
+template <>
+struct WgmmaAtom<128, __nv_bfloat16> {
+  using type =
+      cute::SM90::GMMA::MMA_64x128x16_F32BF16BF16_RS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>;
+};
+template <>
+struct WgmmaAtom<256, __nv_bfloat16> {
+  using type =
+      cute::SM90::GMMA::MMA_64x256x16_F32BF16BF16_RS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>;
+};
 
-template <int N, std::size_t... I>
+template <int N, class T, std::size_t... I>
 __device__ __forceinline__ void wgmma_rs(const std::uint32_t (&a)[4], std::uint64_t desc_b, float* d,
                                          std::index_sequence<I...>) {
-  WgmmaAtom<N>::type::fma(a[0], a[1], a[2], a[3], desc_b, d[I]..., cute::SM90::GMMA::ScaleOut::One);
+  WgmmaAtom<N, T>::type::fma(a[0], a[1], a[2], a[3], desc_b, d[I]..., cute::SM90::GMMA::ScaleOut::One);
 }
 
 // Descriptor of a K-major, 128-byte-swizzled B operand starting at `smem_ptr` (1024-byte aligned
@@ -227,7 +348,7 @@ struct DequantGemmParams {
   void* out;
   const float* alpha;
   int alpha_stride;         // 0: one alpha; 1: alpha[n] per output column
-  const __half* tokens;     // prepass kernel: (l, m, k) fp16 tokens in the permuted K order (see below)
+  const void* tokens;       // wgmma kernel: the prepass's (l, m, k) 16-bit tokens in the permuted K order
   float* partials;          // split_k > 1: [l][split][m][n] FP32
   unsigned int* counters;   // split_k > 1: one per output tile, zero between launches
   int m, n, k, l;
@@ -269,15 +390,17 @@ struct NamedSync {
 
 // Epilogue shared by both kernels: the CTA's FP32 tile [token][weight] (pitch kTileN + 4 floats,
 // in shared memory, complete for every epilogue thread) -> split-K partials / reduction -> output.
-// `tid` counts the kNumThreads epilogue threads from 0.
+// `tid` counts the kNumThreads epilogue threads from 0; `product_rescale` undoes the operands' factors
+// (Tokens<...>::kProductRescale).
 template <int kTileM, int kNumThreads, class ElementOut, class Sync, int kTileN = detail::kTileN>
-__device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* tile, int tid, Sync sync) {
+__device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* tile, int tid, Sync sync,
+                                            float product_rescale) {
   using namespace detail;
   constexpr int kTilePitch_ = kTileN + 4;
   const CtaWork work = cta_work<kTileM, kTileN>(p);
   const int n0 = work.n0, m0 = work.m0, batch = work.batch, split = work.split;
   // alpha * the products' rescale (a power of two): exact, so each column's factor is alpha[n]'s own
-  const float scale = (p.alpha != nullptr && p.alpha_stride == 0 ? *p.alpha : 1.0f) * kProductRescale;
+  const float scale = (p.alpha != nullptr && p.alpha_stride == 0 ? *p.alpha : 1.0f) * product_rescale;
   ElementOut* out = static_cast<ElementOut*>(p.out) + static_cast<long long>(batch) * p.m * p.n;
   const int tile_id = (batch * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
 
@@ -327,10 +450,10 @@ __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* t
       ElementOut* dst = out + static_cast<long long>(m0 + token) * p.n + n0 + col;
       if (p.alpha_stride != 0) {
         const float4 column_alpha = __ldg(reinterpret_cast<const float4*>(p.alpha + n0 + col));
-        dst[0] = convert_out<ElementOut>(src[0] * (column_alpha.x * kProductRescale));
-        dst[1] = convert_out<ElementOut>(src[1] * (column_alpha.y * kProductRescale));
-        dst[2] = convert_out<ElementOut>(src[2] * (column_alpha.z * kProductRescale));
-        dst[3] = convert_out<ElementOut>(src[3] * (column_alpha.w * kProductRescale));
+        dst[0] = convert_out<ElementOut>(src[0] * (column_alpha.x * product_rescale));
+        dst[1] = convert_out<ElementOut>(src[1] * (column_alpha.y * product_rescale));
+        dst[2] = convert_out<ElementOut>(src[2] * (column_alpha.z * product_rescale));
+        dst[3] = convert_out<ElementOut>(src[3] * (column_alpha.w * product_rescale));
       } else {
 #pragma unroll
         for (int e = 0; e < 4; ++e) dst[e] = convert_out<ElementOut>(src[e] * scale);

@@ -15,7 +15,8 @@ namespace nvfp4_gemm::sm90 {
 // = exactly scale block 4 chunk + t) of weight rows g and g + 8. dequant8 turns each 32-bit word into
 // 4 fp16 pairs; k16 step j of the chunk takes pairs 2j and 2j + 1 of the two words' 8 pairs. The
 // token record (chunk, token, t) holds the same 8 pairs of that token, so the lanes of one t pair
-// matching terms (the order of a dot product's terms is free).
+// matching terms (the order of a dot product's terms is free). 16-bit tokens (weight-only, W4A16) are
+// staged the same way, as given: only their pairing into records (pair_tokens16).
 namespace direct {
 constexpr int kWarps = 8;
 constexpr int kThreads = 32 * kWarps;
@@ -29,9 +30,11 @@ constexpr int kSmemBytes = kTokenBlockWords * 4;  // 64 KB: two CTAs per SM
 constexpr int kTilePitch = detail::kTileN + 4;  // floats per token row of the epilogue tile
 }  // namespace direct
 
-template <int kTileM, class ElementOut>
+template <int kTileM, class ElementOut, class TokenT>
 __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(const DequantGemmParams p) {
   using namespace detail;
+  using Mma = typename Tokens<TokenT>::Mma;
+  using Element = MmaElement<Mma>;
   static_assert(kTileM == 16, "the direct kernel covers 16 tokens per CTA (two n8 MMA tiles)");
   // token records of one block (dynamic shared memory); the epilogue's FP32 tile reuses the space
   extern __shared__ __align__(16) std::uint32_t tokens[];
@@ -68,8 +71,13 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
   const int rec_token = tid >> 4, rec_t = tid & 3, rec_chunk0 = (tid >> 2) & 3;
   const int a_row = m0 + rec_token;
   const bool a_ok = a_row < p.m;
-  const std::uint8_t* a_src = p.a + (static_cast<long long>(batch) * p.m + (a_ok ? a_row : 0)) * k_bytes + 8 * rec_t;
-  const std::uint8_t* a_scale = p.a_scale + batch * p.a_scale_batch + scale_row_base(a_ok ? a_row : 0) + rec_t;
+  // packed FP4 tokens: 8 bytes per record; 16-bit tokens: 16 elements
+  const std::uint8_t* a_src = p.a + (static_cast<long long>(batch) * p.m + (a_ok ? a_row : 0)) *
+                                        (Tokens<TokenT>::kQuantized ? k_bytes : 2LL * p.k) +
+                              (Tokens<TokenT>::kQuantized ? 8 : 32) * rec_t;
+  const std::uint8_t* a_scale = Tokens<TokenT>::kQuantized
+                                    ? p.a_scale + batch * p.a_scale_batch + scale_row_base(a_ok ? a_row : 0) + rec_t
+                                    : nullptr;
 
   float acc[2][4];
 #pragma unroll
@@ -106,15 +114,27 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
     for (int i = 0; i < direct::kBlockChunks / 4; ++i) {
       const int chunk = b0 + rec_chunk0 + 4 * i;
       const bool ok = a_ok && chunk < b_end && chunk * 4 + rec_t < kblocks;
-      const uint2 raw = ok ? __ldg(reinterpret_cast<const uint2*>(a_src + chunk * direct::kChunkBytes)) : make_uint2(0, 0);
-      const std::uint32_t sc = ok ? __ldg(a_scale + static_cast<long long>(chunk) * kScaleChunk) : 0u;
-      std::uint32_t h[2][4];
-      const std::uint32_t sc2 = scale_to_half2(sc);
-      dequant8(raw.x, sc2, h[0]);
-      dequant8(raw.y, sc2, h[1]);
+      std::uint32_t h[8];
+      if constexpr (Tokens<TokenT>::kQuantized) {
+        const uint2 raw = ok ? __ldg(reinterpret_cast<const uint2*>(a_src + chunk * direct::kChunkBytes)) : make_uint2(0, 0);
+        const std::uint32_t sc = ok ? __ldg(a_scale + static_cast<long long>(chunk) * kScaleChunk) : 0u;
+        const std::uint32_t sc2 = scale_to_half2(sc);
+        std::uint32_t word0[4], word1[4];
+        dequant8(raw.x, sc2, word0);
+        dequant8(raw.y, sc2, word1);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          h[e] = word0[e];
+          h[4 + e] = word1[e];
+        }
+      } else {
+        const uint4* src = reinterpret_cast<const uint4*>(a_src + chunk * (2 * direct::kChunkK));
+        const uint4 zero = make_uint4(0, 0, 0, 0);
+        pair_tokens16(ok ? __ldg(src) : zero, ok ? __ldg(src + 1) : zero, h);
+      }
       std::uint32_t* rec = tokens + (((chunk - b0) * 16 + rec_token) * 4 + rec_t) * direct::kRecordWords;
-      sts128(rec, h[0][0], h[0][1], h[0][2], h[0][3]);
-      sts128(rec + 4, h[1][0], h[1][1], h[1][2], h[1][3]);
+      sts128(rec, h[0], h[1], h[2], h[3]);
+      sts128(rec + 4, h[4], h[5], h[6], h[7]);
     }
     __syncthreads();
     // 2. the block's weight chunks, kChunksInFlight at a time straight into registers
@@ -127,7 +147,7 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
         std::uint32_t wh[2][2][4];  // [row g / g + 8][word][pair]
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-          const std::uint32_t sc2 = scale_to_half2(ws[u][r]);
+          const auto sc2 = Element::low2(Element::two_scales(ws[u][r]));
           dequant8(wv[u][r].x, sc2, wh[r][0]);
           dequant8(wv[u][r].y, sc2, wh[r][1]);
         }
@@ -143,7 +163,7 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
             const int word = j >> 1, pair = (j & 1) * 2;
             const std::uint32_t a_frag[4] = {wh[0][word][pair], wh[1][word][pair], wh[0][word][pair + 1],
                                              wh[1][word][pair + 1]};
-            mma_f16(acc[nt], a_frag, bf[2 * j], bf[2 * j + 1]);
+            mma_m16n8k16(Mma{}, acc[nt], a_frag, bf[2 * j], bf[2 * j + 1]);
           }
         }
       }
@@ -162,7 +182,7 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
       tile[token * direct::kTilePitch + weight] = acc[nt][c];
     }
   __syncthreads();
-  finish_tile<kTileM, direct::kThreads, ElementOut>(p, tile, tid, CtaSync{});
+  finish_tile<kTileM, direct::kThreads, ElementOut>(p, tile, tid, CtaSync{}, Tokens<TokenT>::kProductRescale);
 }
 
 }  // namespace nvfp4_gemm::sm90

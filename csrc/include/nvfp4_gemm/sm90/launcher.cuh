@@ -1,5 +1,7 @@
 // The sm90 family's launcher and registry hooks: one DequantGemm<token tile, out dtype, kernel, weight
-// tile> per config table row and output dtype (instantiated by the generated translation units).
+// tile, token type> per config table row and output dtype (instantiated by the generated translation
+// units). Token type: std::uint8_t = packed NVFP4 tokens with blocked scales; __half or __nv_bfloat16 =
+// 16-bit tokens used as given (weight-only, W4A16; the row's format).
 #pragma once
 
 #include "nvfp4_gemm/dynamic_smem.h"
@@ -14,11 +16,12 @@ namespace nvfp4_gemm::sm90 {
 // Which kernel a config runs (the config table's `mma` field).
 enum class Kind { kWgmma, kDirect };
 
-// Host side. The TMA tensor map of the prepass's fp16 tokens: dims (k, m, l), boxes of 64 x box_rows x 1
+// Host side. The TMA tensor map of the prepass's 16-bit tokens: dims (k, m, l), boxes of 64 x box_rows x 1
 // in the 128-byte swizzle, zeros outside the tensor (rows past M, K past the end). The driver's encoder
 // comes through the runtime (no link against libcuda), looked up once. Encoding takes host time and the
 // workspace address is stable per (device, stream), so each thread keeps the last map it encoded.
-inline bool tokens_tensor_map(CUtensorMap* map, const void* tokens, int k, int m, int l, int box_rows) {
+inline bool tokens_tensor_map(CUtensorMap* map, CUtensorMapDataType data_type, const void* tokens, int k, int m, int l,
+                              int box_rows) {
   using Encode = decltype(&cuTensorMapEncodeTiled);
   static const Encode encode = [] {
     void* fn = nullptr;
@@ -32,11 +35,13 @@ inline bool tokens_tensor_map(CUtensorMap* map, const void* tokens, int k, int m
   }();
   struct Cached {
     const void* tokens = nullptr;
+    CUtensorMapDataType data_type = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     int k = 0, m = 0, l = 0, box_rows = 0;
     CUtensorMap map;
   };
   thread_local Cached cached;
-  if (cached.tokens == tokens && cached.k == k && cached.m == m && cached.l == l && cached.box_rows == box_rows) {
+  if (cached.tokens == tokens && cached.data_type == data_type && cached.k == k && cached.m == m && cached.l == l &&
+      cached.box_rows == box_rows) {
     *map = cached.map;
     return true;
   }
@@ -45,39 +50,40 @@ inline bool tokens_tensor_map(CUtensorMap* map, const void* tokens, int k, int m
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(k) * 2, static_cast<cuuint64_t>(k) * 2 * m};
   const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(box_rows), 1};
   const cuuint32_t element_strides[3] = {1, 1, 1};
-  if (encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<void*>(tokens), dims, strides, box, element_strides,
+  if (encode(map, data_type, 3, const_cast<void*>(tokens), dims, strides, box, element_strides,
              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
     return false;
   }
-  cached = Cached{tokens, k, m, l, box_rows, *map};
+  cached = Cached{tokens, data_type, k, m, l, box_rows, *map};
   return true;
 }
 
 // The GEMM kernel of one (token tile, weight tile, out dtype, kind), named only for its own kind (naming
 // the other kind's kernel would instantiate it for tiles it does not support).
-template <int kTileM, int kTileN, class ElementOut, Kind kKind>
+template <int kTileM, int kTileN, class ElementOut, Kind kKind, class TokenT>
 struct GemmKernelOf;
 
-template <int kTileM, int kTileN, class ElementOut>
-struct GemmKernelOf<kTileM, kTileN, ElementOut, Kind::kWgmma> {
-  using Smem = DynamicSmem<wgmma_gemm_kernel<kTileM, kTileN, ElementOut>>;
+template <int kTileM, int kTileN, class ElementOut, class TokenT>
+struct GemmKernelOf<kTileM, kTileN, ElementOut, Kind::kWgmma, TokenT> {
+  using Smem = DynamicSmem<wgmma_gemm_kernel<kTileM, kTileN, ElementOut, TokenT>>;
   static constexpr int kSmemBytes = WgmmaShape<kTileM, kTileN>::kSmemBytes;
 };
 
-template <int kTileM, int kTileN, class ElementOut>
-struct GemmKernelOf<kTileM, kTileN, ElementOut, Kind::kDirect> {
-  using Smem = DynamicSmem<direct_decode_kernel<kTileM, ElementOut>>;
+template <int kTileM, int kTileN, class ElementOut, class TokenT>
+struct GemmKernelOf<kTileM, kTileN, ElementOut, Kind::kDirect, TokenT> {
+  using Smem = DynamicSmem<direct_decode_kernel<kTileM, ElementOut, TokenT>>;
   static constexpr int kSmemBytes = direct::kSmemBytes;
 };
 
-// The launcher and its registry hooks for one (token tile, out dtype, kernel, weight tile).
-template <int kTileM, class ElementOut, Kind kKind, int kTileN = detail::kTileN>
+// The launcher and its registry hooks for one (token tile, out dtype, kernel, weight tile, token type).
+template <int kTileM, class ElementOut, Kind kKind, int kTileN = detail::kTileN, class TokenT = std::uint8_t>
 struct DequantGemm {
   static_assert(kTileN == detail::kTileN || kKind == Kind::kWgmma, "only the wgmma kernel has 256-row tiles");
   // K per unit of split-K work: a pipeline stage, or a chunk of the direct kernel
   static constexpr int kSplitUnitK = kKind == Kind::kDirect ? direct::kChunkK : detail::kStageK;
-  static constexpr bool kPrepass = kKind == Kind::kWgmma;  // the wgmma kernel reads the prepass's fp16 tokens
+  static constexpr bool kPrepass = kKind == Kind::kWgmma;  // the wgmma kernel reads the prepass's 16-bit tokens
+  using TokenKind = detail::Tokens<TokenT>;
 
   static int stages_total(const GemmProblem& p) { return (p.k + detail::kStageK - 1) / detail::kStageK; }
   static int tiles(const GemmProblem& p) {
@@ -93,7 +99,7 @@ struct DequantGemm {
     return {};
   }
 
-  // The prepass's fp16 tokens come first, then the split-K partials, each 256-byte aligned.
+  // The prepass's 16-bit tokens come first, then the split-K partials, each 256-byte aligned.
   static std::size_t token_bytes(const GemmProblem& p) {
     if (!kPrepass) return 0;
     return (static_cast<std::size_t>(p.l) * p.m * p.k * sizeof(__half) + 255) / 256 * 256;
@@ -108,14 +114,17 @@ struct DequantGemm {
   }
 
   // The GEMM kernel this instantiation launches (after the prepass, if any) and its shared memory.
-  using Smem = typename GemmKernelOf<kTileM, kTileN, ElementOut, kKind>::Smem;
-  static constexpr int kDynamicSmemBytes = GemmKernelOf<kTileM, kTileN, ElementOut, kKind>::kSmemBytes;
+  using Smem = typename GemmKernelOf<kTileM, kTileN, ElementOut, kKind, TokenT>::Smem;
+  static constexpr int kDynamicSmemBytes = GemmKernelOf<kTileM, kTileN, ElementOut, kKind, TokenT>::kSmemBytes;
   static int dynamic_smem_attribute() { return Smem::attribute(); }
 
   static LaunchStatus launch(const GemmProblem& p, const LaunchContext& ctx) {
     LaunchStatus ok = can_implement(p);
     if (!ok.ok) return ok;
     if (ctx.split_k < 1) return {false, "split_k must be at least 1"};
+    if (TokenKind::kQuantized != (p.a_scale_blocked != nullptr)) {
+      return {false, TokenKind::kQuantized ? "NVFP4 tokens need a_scale" : "16-bit tokens take no a_scale"};
+    }
     const int split_k = ctx.split_k;
     if (split_k > (p.k + kSplitUnitK - 1) / kSplitUnitK) {
       return {false, "split_k larger than the number of K stages (128 elements; 64 for the direct kernel)"};
@@ -148,7 +157,7 @@ struct DequantGemm {
     params.a_scale_batch = padded_rows(p.m) * params.scale_cols_padded;
     params.b_scale_batch = padded_rows(p.n) * params.scale_cols_padded;
     std::uint8_t* workspace = static_cast<std::uint8_t*>(ctx.workspace);
-    if (kPrepass) params.tokens = reinterpret_cast<const __half*>(workspace);
+    if (kPrepass) params.tokens = workspace;
     if (split_k > 1) {
       params.counters = ctx.counters;
       params.partials = reinterpret_cast<float*>(workspace + token_bytes(p));
@@ -160,14 +169,19 @@ struct DequantGemm {
     const dim3 grid((p.n + kTileN - 1) / kTileN, (p.m + kTileM - 1) / kTileM, p.l * split_k);
     if constexpr (kKind == Kind::kWgmma) {
       using Shape = WgmmaShape<kTileM, kTileN>;
-      auto kernel = wgmma_gemm_kernel<kTileM, kTileN, ElementOut>;
+      auto kernel = wgmma_gemm_kernel<kTileM, kTileN, ElementOut, TokenT>;
       CUtensorMap tokens_map;
-      if (!tokens_tensor_map(&tokens_map, params.tokens, p.k, p.m, p.l, kTileM)) {
-        return {false, "cuTensorMapEncodeTiled failed for the prepass's fp16 tokens"};
+      if (!tokens_tensor_map(&tokens_map, detail::MmaElement<typename TokenKind::Mma>::kTmaType, params.tokens, p.k, p.m, p.l,
+                             kTileM)) {
+        return {false, "cuTensorMapEncodeTiled failed for the prepass's 16-bit tokens"};
       }
       const long long segments = static_cast<long long>(p.l) * p.m * (p.k / prepass::kSegmentK);
       const unsigned blocks = static_cast<unsigned>((segments + prepass::kThreads - 1) / prepass::kThreads);
-      dequant_tokens_kernel<prepass::kSegmentK><<<blocks, prepass::kThreads, 0, ctx.stream>>>(params);
+      if constexpr (TokenKind::kQuantized) {
+        dequant_tokens_kernel<prepass::kSegmentK><<<blocks, prepass::kThreads, 0, ctx.stream>>>(params);
+      } else {
+        permute_tokens_kernel<TokenT><<<blocks, prepass::kThreads, 0, ctx.stream>>>(params);
+      }
       if (cudaGetLastError() != cudaSuccess) return {false, "token prepass launch failed"};
       // Programmatic dependent launch: the GEMM starts while the prepass runs and loads its first
       // weights; its producers wait (griddepcontrol.wait) before reading the tokens.
@@ -183,7 +197,7 @@ struct DequantGemm {
       config.numAttrs = 1;
       if (cudaLaunchKernelEx(&config, kernel, params, tokens_map) != cudaSuccess) return {false, "kernel launch failed"};
     } else {
-      auto kernel = direct_decode_kernel<kTileM, ElementOut>;
+      auto kernel = direct_decode_kernel<kTileM, ElementOut, TokenT>;
       kernel<<<grid, direct::kThreads, direct::kSmemBytes, ctx.stream>>>(params);
       if (cudaGetLastError() != cudaSuccess) return {false, "kernel launch failed"};
     }

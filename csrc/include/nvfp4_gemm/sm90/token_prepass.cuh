@@ -1,5 +1,6 @@
 // The sm90 token prepass: packed FP4 tokens and their blocked e4m3 scales -> exact fp16 (times 2^-7, see
-// common.cuh) in a workspace, once per call, for the wgmma kernel (wgmma_gemm.cuh).
+// common.cuh), or 16-bit tokens as given, in a workspace in the weights' K order, once per call, for the
+// wgmma kernel (wgmma_gemm.cuh).
 #pragma once
 
 #include "nvfp4_gemm/sm90/common.cuh"
@@ -42,16 +43,29 @@ __global__ void __launch_bounds__(prepass::kThreads) dequant_tokens_kernel(const
   dequant8(raw.y, __low2half2(sc), h[1]);
   dequant8(raw.z, __high2half2(sc), h[2]);
   dequant8(raw.w, __high2half2(sc), h[3]);
-  uint4* dst = reinterpret_cast<uint4*>(const_cast<__half*>(p.tokens) + index * kSegmentK);
+  uint4* dst = reinterpret_cast<uint4*>(static_cast<__half*>(const_cast<void*>(p.tokens)) + index * kSegmentK);
 #pragma unroll
   for (int pair = 0; pair < 4; ++pair) dst[pair] = make_uint4(h[0][pair], h[1][pair], h[2][pair], h[3][pair]);
 }
 
-// One producer warpgroup (cp.async of raw weights, scales and fp16 tokens into a kSlots-deep ring,
-// one full and one empty mbarrier per slot) and two consumer warpgroups. A CTA covers kTileN = 128 or
-// 256 weight rows: consumer warp w owns rows 16 w + 128 t of m-tile t (t < kTileN / 128), so each
-// warpgroup issues one m64nNk16 wgmma per m-tile and k16 step. Why 256: the fp16 tokens cost 4x the
-// bytes of raw FP4 ones, and at kTileN = 128 the L2 -> shared-memory traffic alone took as long as the
-// MMAs (perf notes, "Hopper v6"); a 256-row tile halves the token bytes per MMA.
-// Per stage the consumers run kTileN / 64 batches of 4 wgmmas (k64 half x m-tile), two fragment sets
+// The same workspace order for 16-bit tokens (weight-only, W4A16): x's values as given, only permuted
+// (pair_tokens16), so the wgmma kernel reads them with the same K order as the weights' fragments.
+template <class TokenT>
+__global__ void __launch_bounds__(prepass::kThreads) permute_tokens_kernel(const DequantGemmParams p) {
+  using namespace detail;
+  static_assert(sizeof(TokenT) == 2, "16-bit tokens");
+  launch_dependents();
+  constexpr int kSegmentK = prepass::kSegmentK;  // 64 bytes in, 64 bytes out per thread
+  const long long segments = static_cast<long long>(p.l) * p.m * (p.k / kSegmentK);
+  const long long index = static_cast<long long>(blockIdx.x) * prepass::kThreads + threadIdx.x;
+  if (index >= segments) return;
+  const uint4* src = reinterpret_cast<const uint4*>(p.a) + index * 4;
+  std::uint32_t words01[8], words23[8];
+  pair_tokens16(__ldcs(src), __ldcs(src + 1), words01);
+  pair_tokens16(__ldcs(src + 2), __ldcs(src + 3), words23);
+  uint4* dst = reinterpret_cast<uint4*>(static_cast<TokenT*>(const_cast<void*>(p.tokens)) + index * kSegmentK);
+#pragma unroll
+  for (int pair = 0; pair < 4; ++pair) dst[pair] = make_uint4(words01[pair], words01[4 + pair], words23[pair], words23[4 + pair]);
+}
+
 }  // namespace nvfp4_gemm::sm90

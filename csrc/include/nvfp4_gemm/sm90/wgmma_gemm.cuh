@@ -1,6 +1,7 @@
 // The sm90 wgmma kernel (the `sm90_wgmma_*_prepass_splitk` configs): raw FP4 weights dequantized in
-// registers as wgmma's A operand, fp16 tokens from the token prepass (token_prepass.cuh) by TMA as
-// its shared-memory B operand.
+// registers as wgmma's A operand, 16-bit tokens from the token prepass (token_prepass.cuh) by TMA as
+// its shared-memory B operand: fp16 (NVFP4 tokens dequantized, or fp16 tokens) or bf16 (bf16 tokens,
+// with bf16 weights and bf16 wgmmas).
 #pragma once
 
 #include "nvfp4_gemm/sm90/common.cuh"
@@ -33,7 +34,7 @@ struct WgmmaShape {
   static constexpr bool kWideAccumulators = kTileM * kTileN >= 128 * 256;
   static constexpr int kProducerRegs = kWideAccumulators ? 40 : 72;
   static constexpr int kConsumerRegs = kWideAccumulators ? 232 : 216;
-  static constexpr int kTokBytes = kTileM * detail::kStageK * 2;  // fp16 tokens of one stage, 1 KB aligned
+  static constexpr int kTokBytes = kTileM * detail::kStageK * 2;  // 16-bit tokens of one stage, 1 KB aligned
   static constexpr int kRawW = kTileN * detail::kStageBytes;
   static constexpr int kScaleW = kMTiles * detail::kScaleBytes;  // 1 KB per 128-row block of the blocked layout
   static constexpr int kSlotBytes = kTokBytes + kRawW + kScaleW;
@@ -46,10 +47,12 @@ struct WgmmaShape {
   static_assert(kSlots >= 3 && kSmemBytes <= 227 * 1024, "shared memory");
 };
 
-template <int kTileM, int kTileN, class ElementOut>
+template <int kTileM, int kTileN, class ElementOut, class TokenT>
 __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ DequantGemmParams p, const __grid_constant__ CUtensorMap tokens_map) {
   using namespace detail;
+  using Mma = typename Tokens<TokenT>::Mma;
+  using Element = MmaElement<Mma>;
   using S = WgmmaShape<kTileM, kTileN>;
   constexpr int R = S::kSlots;
   constexpr int MT = S::kMTiles;
@@ -180,12 +183,12 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
           const std::uint32_t wg = *reinterpret_cast<const std::uint32_t*>(block + sc_g);
           const std::uint32_t wg8 = *reinterpret_cast<const std::uint32_t*>(block + sc_g8);
           const std::uint32_t picked = __byte_perm(wg, wg8, scale_pick);
-          const __half2 sc_lo = two_scales_to_half2(picked), sc_hi = two_scales_to_half2(picked >> 16);
+          const auto sc_lo = Element::two_scales(picked), sc_hi = Element::two_scales(picked >> 16);
 #pragma unroll
           for (int sub = 0; sub < 2; ++sub) {  // segment 2 half + sub, scale column 2 (2 half + sub) + t / 2
             std::uint32_t h[2][4];
-            dequant8(raw[2 * sub + 0], sub ? __high2half2(sc_lo) : __low2half2(sc_lo), h[0]);
-            dequant8(raw[2 * sub + 1], sub ? __high2half2(sc_hi) : __low2half2(sc_hi), h[1]);
+            dequant8(raw[2 * sub + 0], sub ? Element::high2(sc_lo) : Element::low2(sc_lo), h[0]);
+            dequant8(raw[2 * sub + 1], sub ? Element::high2(sc_hi) : Element::low2(sc_hi), h[1]);
 #pragma unroll
             for (int step = 0; step < 2; ++step) {
               std::uint32_t* f = frag[half][mt][2 * sub + step];
@@ -210,7 +213,7 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
             const std::uint64_t b = desc_ring + ((slot * S::kSlotBytes + half * (kTileM * 128) + j * 32) >> 4);
-            wgmma_rs<kTileM>(frag[half][mt][j], b, acc[mt], std::make_index_sequence<kTileM / 2>{});
+            wgmma_rs<kTileM, Mma>(frag[half][mt][j], b, acc[mt], std::make_index_sequence<kTileM / 2>{});
           }
         cute::warpgroup_commit_batch();
         // at most this k64 half's wgmmas stay in flight: the other fragment set is free again
@@ -243,7 +246,8 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
           tile[token * (kTileN + 4) + weight] = acc[mt][nt * 4 + c];
         }
     NamedSync<256>{}();  // the FP32 tile is complete
-    finish_tile<kTileM, 256, ElementOut, NamedSync<256>, kTileN>(p, tile, tid - S::kProducerThreads, NamedSync<256>{});
+    finish_tile<kTileM, 256, ElementOut, NamedSync<256>, kTileN>(p, tile, tid - S::kProducerThreads, NamedSync<256>{},
+                                                                Tokens<TokenT>::kProductRescale);
   }
 }
 

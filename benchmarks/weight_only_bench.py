@@ -1,0 +1,132 @@
+"""Weight-only NVFP4 (W4A16) on Hopper, issue 14's speed bars: NVFP4Linear(activations="bf16") against the
+bf16 nn.Linear a user would otherwise keep (cuBLAS bf16), with cuBLAS fp8 row-wise (activations quantized
+ahead of time, so its time is the GEMM alone) and the W4A4 layer (quantize + NVFP4 GEMM) beside them, on
+the Hopper v6 issue's model layers at decode-to-prefill batch sizes. Every W4A16 candidate (config,
+split_k) of the shape is verified against the exact reference and timed; the resolver's choice is marked.
+CUDA events, L2 flushed, warm-up, median, every baseline in the same run.
+
+    python benchmarks/weight_only_bench.py [--m 1,2,4,8,16,64,128,512,2048] [--dtype bfloat16] [--json FILE]
+
+Bars (issue 14, H200): W4A16 layer / bf16 at M = 1..16 >= 2.5x (geomean), at M = 64..128 >= 1.5x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import torch
+
+import nvfp4_gemm
+from nvfp4_gemm import gemm, resolve
+from nvfp4_gemm.bench import _rowwise_fp8
+from nvfp4_gemm.nn import NVFP4Linear
+from nvfp4_gemm.resolver import candidates
+from nvfp4_gemm.formats import reference_gemm_float64
+from nvfp4_gemm.testing import earned_tolerance, fp32_roundings
+from nvfp4_gemm.timing import geomean, time_cuda
+from nvfp4_gemm.tune import environment
+
+# (N, K) of the Hopper v6 issue's model layers (benchmarks/sweep_hopper.py MODEL_LAYERS)
+MODEL_LAYERS = ((7168, 7168), (28672, 8192), (8192, 28672), (14336, 4096), (2112, 7168))
+M_GROUPS = {"decode (M 1-16)": (1, 16, 2.5), "batch (M 64-128)": (64, 128, 1.5), "prefill (M 512-2048)": (512, 2048, None)}
+
+
+def run_shape(m: int, n: int, k: int, dtype: torch.dtype, iters: int) -> dict:
+    torch.manual_seed(m + n + k)
+    linear = torch.nn.Linear(k, n, bias=False, dtype=dtype, device="cuda")
+    w4a16 = NVFP4Linear.from_linear(linear, activations="bf16")
+    w4a4 = NVFP4Linear.from_linear(linear, activations="nvfp4")
+    x = torch.randn(m, k, dtype=dtype, device="cuda")
+    fmt = "bf16xnvfp4" if dtype == torch.bfloat16 else "fp16xnvfp4"
+    alpha = nvfp4_gemm.formats.gemm_alpha(w4a16.weight_global_scale)
+    b, b_scale = w4a16.weight, w4a16.weight_scale
+    exact = reference_gemm_float64(x, b, None, b_scale, alpha)  # on the GPU: float64, one rounding below
+    magnitude = reference_gemm_float64(x, b, None, b_scale, alpha, magnitude=True)
+    tolerance = earned_tolerance(exact, magnitude, dtype, fp32_roundings(k))
+    del magnitude
+    out = torch.empty(m, n, dtype=dtype, device="cuda")
+    # the weights the bf16 layer keeps: the dequantized NVFP4 ones (the same values, 16-bit)
+    weight16 = nvfp4_gemm.formats.dequantize(w4a16.weight, w4a16.weight_scale, torch.float32)
+    weight16 = (weight16 * alpha.float()).to(dtype)
+    x_fp8, x_rows = _rowwise_fp8(x)
+    w_fp8, w_rows = _rowwise_fp8(weight16)
+    w_cols = w_rows.t().contiguous()
+
+    row = {"m": m, "n": n, "k": k, "dtype": str(dtype).replace("torch.", "")}
+    with torch.no_grad():
+        chosen = resolve(m, n, k, 1, dtype, "cuda", explain=True, format=fmt)
+        row["resolver"] = f"{chosen.config.name} split {chosen.split_k}"
+        timed = {}
+        for config in candidates(9, fmt):
+            if config.supports(m, n, k, 1, row["dtype"]) is not None:
+                continue
+            for split in config.split_options(k):
+                tiles = -(-n // config.tile[1]) * -(-m // config.tile[0])
+                if split > 1 and tiles * split > 3 * 132:
+                    continue
+                out.fill_(float("nan"))
+                gemm(x, b, None, b_scale, alpha, out=out, config=config.name, split_k=split)
+                worst = float(((out.double() - exact).abs() / tolerance).max())
+                if not worst <= 1.0:  # NaN fails too
+                    raise AssertionError(f"{config.name} split {split} at {(m, n, k)}: |err| / tolerance = {worst}")
+                timed[(config.name, split)] = time_cuda(
+                    lambda c=config.name, s=split: gemm(x, b, None, b_scale, alpha, out=out, config=c, split_k=s),
+                    iters=iters,
+                ).median_us
+        best = min(timed, key=timed.get)
+        row["best"] = f"{best[0]} split {best[1]}"
+        row["best_us"] = timed[best]
+        row["resolver_us"] = timed.get((chosen.config.name, chosen.split_k))
+        row["w4a16_gemm_us"] = time_cuda(lambda: gemm(x, b, None, b_scale, alpha, out=out), iters=iters).median_us
+        row["w4a16_layer_us"] = time_cuda(lambda: w4a16(x), iters=iters).median_us
+        row["w4a4_layer_us"] = time_cuda(lambda: w4a4(x), iters=iters).median_us
+        row["cublas_bf16_us"] = time_cuda(lambda: linear(x), iters=iters).median_us
+        row["cublas_fp8_rowwise_us"] = time_cuda(
+            lambda: torch._scaled_mm(x_fp8, w_fp8.t(), scale_a=x_rows, scale_b=w_cols, out_dtype=dtype), iters=iters
+        ).median_us
+    return row
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--m", default="1,2,4,8,16,64,128,512,2048")
+    parser.add_argument("--dtype", choices=("bfloat16", "float16"), default="bfloat16")
+    parser.add_argument("--iters", type=int, default=50)
+    parser.add_argument("--json")
+    args = parser.parse_args(argv)
+    dtype = getattr(torch, args.dtype)
+    rows = []
+    print(f"{'M':>5} {'N':>6} {'K':>6} | {'bf16':>7} {'fp8':>7} {'W4A16':>7} {'W4A4':>7} us | "
+          f"{'x bf16':>6} {'W4A4 x':>6} | resolver (us) / best", flush=True)
+    for m in (int(v) for v in args.m.split(",")):
+        for n, k in MODEL_LAYERS:
+            r = run_shape(m, n, k, dtype, args.iters)
+            rows.append(r)
+            print(f"{m:>5} {n:>6} {k:>6} | {r['cublas_bf16_us']:7.1f} {r['cublas_fp8_rowwise_us']:7.1f} "
+                  f"{r['w4a16_layer_us']:7.1f} {r['w4a4_layer_us']:7.1f}    | "
+                  f"{r['cublas_bf16_us'] / r['w4a16_layer_us']:6.2f} {r['cublas_bf16_us'] / r['w4a4_layer_us']:6.2f} | "
+                  f"{r['resolver']} ({r['resolver_us'] or float('nan'):.1f}) / {r['best']} ({r['best_us']:.1f})", flush=True)
+    print("\ngeomean ratios to cuBLAS bf16 (layer vs nn.Linear), same run:")
+    summary = {}
+    for label, (lo, hi, bar) in M_GROUPS.items():
+        group = [r for r in rows if lo <= r["m"] <= hi]
+        if not group:
+            continue
+        w4a16 = geomean(r["cublas_bf16_us"] / r["w4a16_layer_us"] for r in group)
+        w4a4 = geomean(r["cublas_bf16_us"] / r["w4a4_layer_us"] for r in group)
+        fp8 = geomean(r["cublas_bf16_us"] / r["cublas_fp8_rowwise_us"] for r in group)
+        gemm_only = geomean(r["cublas_bf16_us"] / r["w4a16_gemm_us"] for r in group)
+        summary[label] = {"w4a16_layer": w4a16, "w4a16_gemm": gemm_only, "w4a4_layer": w4a4, "fp8_gemm": fp8, "bar": bar}
+        verdict = "" if bar is None else f" (bar >= {bar}: {'MET' if w4a16 >= bar else 'MISSED'})"
+        print(f"  {label}: W4A16 layer {w4a16:.2f}x{verdict}, W4A16 gemm {gemm_only:.2f}x, W4A4 layer {w4a4:.2f}x, "
+              f"fp8 gemm {fp8:.2f}x")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"environment": environment(), "rows": rows, "summary": summary}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
