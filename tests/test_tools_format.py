@@ -296,3 +296,23 @@ def test_tune_measures_the_format_and_its_table_applies_to_it(format, monkeypatc
     tuned = resolve_b200((path,), format)
     assert "tuned table" in tuned.reason and tuned.config.format == format
     assert "tuned" not in resolve_b200((path,), "nvfp4").reason
+
+
+# the main job's numbers --------------------------------------------------------------------------------
+
+
+def test_gemm_bytes_count_each_formats_values_and_scales():
+    m, n, k = 128, 7168, 2048  # no padding in the blocked scale layout: rows a multiple of 128, K/32 of 4
+    out = 2 * m * n  # fp16
+    assert bench.gemm_bytes(m, n, k) == (m + n) * k // 2 + (m + n) * k // 16 + out
+    assert bench.gemm_bytes(m, n, k, 1, "mxfp4") == (m + n) * k // 2 + (m + n) * k // 32 + out
+    assert bench.gemm_bytes(m, n, k, 1, "mxfp8xmxfp4") == m * k + n * k // 2 + (m + n) * k // 32 + out
+    assert bench.gemm_bytes(m, n, k, 3, "mxfp8xmxfp4") == 3 * bench.gemm_bytes(m, n, k, 1, "mxfp8xmxfp4")
+
+
+@pytest.mark.parametrize("format", FORMATS)
+def test_a_row_says_its_format_and_counts_its_bytes(format):
+    row = bench.Row(shape=(128, 7168, 2048, 1), verified=True, check="", config="c", split_k=1, us=10.0, format=format)
+    assert row.tb_per_s == pytest.approx(bench.gemm_bytes(128, 7168, 2048, 1, format) / 10e-6 / 1e12)
+    table = bench.format_table([row], bench.Ceilings(device="a GPU", copy_tb_per_s=4.0, bf16_tflop_per_s=800.0))
+    assert f"nvfp4_gemm on {format} operands" in table.splitlines()[0]
