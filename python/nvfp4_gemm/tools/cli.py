@@ -11,10 +11,6 @@
         Print a family's model's predicted times per config for the ranked shapes' weights at
         M = 1, 16, 64, 128, 256: sm100 (B200, the tables in docs/b200_model.md; default) or sm120
         (RTX 5090, secondary-source constants). Needs no GPU.
-
-    --format: the GEMM format of the operands (dtypes.GEMM_FORMATS: nvfp4, the default, mxfp4,
-    mxfp8xmxfp4); the baselines are the same for every format. A GPU (or `model --arch` family)
-    whose kernels do not take the format is exit status 2 with one line saying what runs it.
     python -m nvfp4_gemm gpumode [--shapes MxNxK ...] [--inputs N] [--max-seconds S] [--json FILE]
         Time `gpumode.custom_kernel` the way the GPU MODE leaderboard does (nvfp4_gemm.harness):
         distinct inputs checked first, then all of them back to back between two CUDA events.
@@ -22,8 +18,13 @@
         Run the GPU tests, the main job, the tuner, the GPU MODE timing and the host-cost
         measurement, and write DIR/report.md and DIR/report.json (nvfp4_gemm.report).
 
+--format F (the main job, tune, model): the GEMM format of the operands, dtypes.GEMM_FORMATS (nvfp4, the
+default, mxfp4, mxfp8xmxfp4); the baselines are the same for every format. gpumode and report run the
+GPU MODE task's NVFP4 only.
+
 Exit status 1 if any verification fails; 2 when a command needs a GPU this wheel has kernels for
-and there is none (`report` still writes its report then).
+and there is none (`report` still writes its report then), or when the GPU (`model`: the family) has
+no kernel for the format, saying in one line what runs it.
 """
 
 from __future__ import annotations
@@ -237,7 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command")
     tune_parser = sub.add_parser("tune", help="measure every valid config and write a tuned table")
     tune_parser.add_argument("--shapes", nargs="+", type=_parse_shape, help="default: ranked shapes + decode sweep")
-    tune_parser.add_argument("--out", help="tuned table path (default: <gpu name>.json here)")
+    tune_parser.add_argument(
+        "--out", help="tuned table path (default here: <gpu name>.json, <gpu name>_<format>.json for another format)"
+    )
     tune_parser.add_argument("--iters", type=_positive_int, default=50, help="timed calls per candidate")
     # SUPPRESS: a subcommand's own default would overwrite `--format` given before the subcommand
     tune_parser.add_argument("--format", choices=FORMAT_NAMES, default=argparse.SUPPRESS, help=format_help)
