@@ -1,9 +1,49 @@
 """pytest-benchmark suite for nvfp4_gemm. Without a GPU the wheel has kernels for, every benchmark
-skips with the reason, and `pytest benchmarks` exits 0."""
+skips with the reason, and `pytest benchmarks` exits 0.
+
+`--format F` (dtypes.GEMM_FORMATS: nvfp4, the default, mxfp4, mxfp8xmxfp4): the GEMM benchmarks time
+operands of that format; the baselines and the quantize benchmarks (the NVFP4 quantize kernel) are the
+same for every format. On a GPU whose kernels do not take F the run stops before collecting, with one
+line saying what runs it."""
 
 import pytest
+import torch
 
+from nvfp4_gemm.dtypes import GEMM_FORMATS
 from nvfp4_gemm.ops import unsupported_reason
+from nvfp4_gemm.tools.bench import format_unavailable
+
+DEFAULT_FORMAT = GEMM_FORMATS[0].name
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--format", choices=[f.name for f in GEMM_FORMATS], default=DEFAULT_FORMAT,
+        help=f"GEMM format of the timed operands (default {DEFAULT_FORMAT}); the baselines are the same for all",
+    )
+
+
+def pytest_configure(config):
+    if unsupported_reason() is None:
+        missing = format_unavailable(
+            config.getoption("--format"), torch.cuda.get_device_capability()[0], torch.cuda.get_device_name()
+        )
+        if missing:
+            raise pytest.UsageError(missing)
+
+
+def pytest_generate_tests(metafunc):
+    # A benchmark of another format carries it in its name, so --benchmark-compare never compares it with
+    # a baseline of NVFP4 runs; NVFP4 benchmarks keep the names of the runs recorded before --format.
+    chosen = metafunc.config.getoption("--format")
+    if chosen != DEFAULT_FORMAT and "gemm_format" in metafunc.fixturenames:
+        metafunc.parametrize("gemm_format", [chosen], ids=[chosen])
+
+
+@pytest.fixture(scope="session")
+def gemm_format(request):
+    """The GEMM format the benchmarks time (`--format`)."""
+    return request.config.getoption("--format")
 
 
 def pytest_collection_modifyitems(config, items):

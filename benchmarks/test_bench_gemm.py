@@ -2,10 +2,12 @@
 after it (pedantic mode; the L2 flush and a synchronize run in the untimed setup), so they include
 the launch and synchronize overhead (a few microseconds, stable from run to run: good for catching
 regressions). `extra_info` carries the device time from CUDA events (nvfp4_gemm.timing), the
-throughput, % of the memory floor and the chosen config: the numbers to quote.
+throughput, % of the memory floor and the chosen config: the numbers to quote. The GEMM calls take
+operands of `--format` (conftest.py); the baselines are the same for every format.
 
     pytest benchmarks --benchmark-autosave                          # record a baseline
     pytest benchmarks --benchmark-compare --benchmark-compare-fail=median:5%   # fail on a >5 % regression
+    pytest benchmarks --format mxfp4                                # MXFP4 x MXFP4 operands
 """
 
 import pytest
@@ -43,25 +45,26 @@ def timed(benchmark, fn, rounds=30):
     benchmark.pedantic(call, setup=flush_l2, rounds=rounds, iterations=1, warmup_rounds=3)
 
 
-def operands(m, n, k, seed=0):
-    return random_operands(m, n, k, seed=seed, device="cuda")
+def operands(m, n, k, seed=0, format="nvfp4"):
+    return random_operands(m, n, k, seed=seed, device="cuda", format=format)
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-def test_nvfp4_gemm(benchmark, ceilings, shape):
+def test_nvfp4_gemm(benchmark, ceilings, shape, gemm_format):
     m, n, k = shape
-    ops = operands(m, n, k)
+    ops = operands(m, n, k, format=gemm_format)
     out = torch.full((m, n), float("nan"), dtype=torch.float16, device="cuda")
     fn = lambda: nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out)  # noqa: E731
     fn()
     passed, summary = check_against_reference(out, ops, roundings=k // 16 + k // 128 + 2)
     assert passed, summary  # never time a wrong kernel
     device_us = time_cuda(fn).median_us
-    resolution = nvfp4_gemm.resolve(m, n, k, 1, torch.float16, "cuda", explain=True)
-    floor_us = bench.gemm_bytes(m, n, k) / (ceilings.copy_tb_per_s * 1e12) * 1e6
+    resolution = nvfp4_gemm.resolve(m, n, k, 1, torch.float16, "cuda", explain=True, format=gemm_format)
+    floor_us = bench.gemm_bytes(m, n, k, 1, gemm_format) / (ceilings.copy_tb_per_s * 1e12) * 1e6
     benchmark.extra_info.update(
+        format=gemm_format,
         device_us=device_us,
-        tb_per_s=bench.gemm_bytes(m, n, k) / (device_us * 1e-6) / 1e12,
+        tb_per_s=bench.gemm_bytes(m, n, k, 1, gemm_format) / (device_us * 1e-6) / 1e12,
         pct_memory_floor=100 * floor_us / device_us,
         tflop_per_s=2.0 * m * n * k / (device_us * 1e-6) / 1e12,
         config=resolution.config.name,
@@ -78,7 +81,7 @@ BASELINE_NAMES = ["cublas_fp8_rowwise", "cublas_bf16", "cublaslt_nvfp4"]
 @pytest.mark.parametrize("shape", [pytest.param(s, id=f"ranked-{s[0]}x{s[1]}x{s[2]}") for s in RANKED])
 def test_baseline(benchmark, ceilings, shape, name):
     m, n, k = shape
-    available = bench.baselines(operands(m, n, k))
+    available = bench.baselines(operands(m, n, k))  # NVFP4 operands whatever --format says: one yardstick
     if name not in available:
         pytest.skip(f"{name} is not the baseline on {ceilings.device}")
     fn = available[name]
@@ -89,9 +92,9 @@ def test_baseline(benchmark, ceilings, shape, name):
 TINY = (16, 64, 128)
 
 
-def test_host_overhead_op(benchmark):
+def test_host_overhead_op(benchmark, gemm_format):
     """CPU time per eager torch.ops.nvfp4.gemm call (validation, dispatch, launch); target <= 8 us."""
-    ops = operands(*TINY)
+    ops = operands(*TINY, format=gemm_format)
     op = torch.ops.nvfp4.gemm
     op(ops.a, ops.b, ops.a_scale, ops.b_scale)
     benchmark(op, ops.a, ops.b, ops.a_scale, ops.b_scale)
@@ -105,22 +108,22 @@ TINY_TWO_LAUNCHES = (64, 64, 128)
 
 
 @pytest.mark.parametrize("shape", [pytest.param(TINY, id="tiny"), pytest.param(TINY_TWO_LAUNCHES, id="tiny-m64")])
-def test_host_overhead_api(benchmark, shape):
+def test_host_overhead_api(benchmark, shape, gemm_format):
     """CPU time per eager nvfp4_gemm.gemm call into a preallocated out; target <= 5 us."""
-    ops = operands(*shape)
+    ops = operands(*shape, format=gemm_format)
     out = torch.empty(shape[0], shape[1], dtype=torch.float16, device="cuda")
     gemm = nvfp4_gemm.gemm
     gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out)
-    benchmark.extra_info.update(config=nvfp4_gemm.resolve(*shape, 1, torch.float16, "cuda").name)
+    benchmark.extra_info.update(config=nvfp4_gemm.resolve(*shape, 1, torch.float16, "cuda", format=gemm_format).name)
     benchmark(lambda: gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out))
     torch.cuda.synchronize()
 
 
 @pytest.mark.parametrize("shape", [pytest.param(TINY, id="tiny"), pytest.param(RANKED[2], id="ranked-128x7168x2048")])
-def test_cuda_graph_replay(benchmark, shape):
+def test_cuda_graph_replay(benchmark, shape, gemm_format):
     """A captured CUDA graph of one call, replayed: no Python on the way (alpha stays on the device)."""
     m, n, k = shape
-    ops = random_operands(m, n, k, seed=1, device="cuda", with_alpha=True)
+    ops = random_operands(m, n, k, seed=1, device="cuda", with_alpha=True, format=gemm_format)
     out = torch.empty(m, n, dtype=torch.float16, device="cuda")
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):

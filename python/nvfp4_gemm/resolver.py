@@ -84,7 +84,8 @@ def tuned_tables() -> list[Path]:
 
 @lru_cache(maxsize=None)
 def _tuned_entries(gpu_name: str, tables: tuple[Path, ...]) -> dict[tuple, tuple[dict, str]]:
-    """(m bucket, n, k, l, out dtype) -> (best entry, source) from tables measured on `gpu_name`."""
+    """(m bucket, n, k, l, out dtype, format) -> (best entry, source) from tables measured on `gpu_name`. An
+    entry without a format (tables written before the tuner took --format) measured NVFP4."""
     entries: dict[tuple, tuple[dict, str]] = {}
     for path in tables:
         with open(path) as f:
@@ -95,7 +96,8 @@ def _tuned_entries(gpu_name: str, tables: tuple[Path, ...]) -> dict[tuple, tuple
             continue
         source = f"{path.name} ({table['gpu']}, {table.get('date', '?')}, nvfp4_gemm {table.get('package', '?')})"
         for entry in table["entries"]:
-            key = (entry["m_bucket"], entry["n"], entry["k"], entry["l"], entry["out_dtype"])
+            format = entry.get("format", "nvfp4")
+            key = (entry["m_bucket"], entry["n"], entry["k"], entry["l"], entry["out_dtype"], format)
             entries[key] = (entry["best"], source)
     return entries
 
@@ -189,11 +191,12 @@ def _check_split(config: Config, split_k: int, k: int) -> None:
 
 
 def _from_tuned_table(
-    m: int, n: int, k: int, l: int, out_dtype: str, sm_major: int, gpu_name: Optional[str], tables: tuple[Path, ...]
+    m: int, n: int, k: int, l: int, out_dtype: str, sm_major: int, gpu_name: Optional[str], tables: tuple[Path, ...],
+    format: str,
 ) -> Optional[Resolution]:
     if gpu_name is None or not tables:
         return None
-    hit = _tuned_entries(gpu_name, tables).get((m_bucket(m), n, k, l, out_dtype))
+    hit = _tuned_entries(gpu_name, tables).get((m_bucket(m), n, k, l, out_dtype, format))
     if hit is None:
         return None
     best, source = hit
@@ -202,8 +205,8 @@ def _from_tuned_table(
     except KeyError:
         return None  # a table from an older build: the model decides
     split_k = int(best.get("split_k", 1))
-    if config.sm_major != sm_major or config.format != "nvfp4" or config.supports(m, n, k, l, out_dtype) is not None:
-        return None  # tuned tables measure NVFP4 (their key has no format)
+    if config.sm_major != sm_major or config.format != format or config.supports(m, n, k, l, out_dtype) is not None:
+        return None  # a config of another family or format, or one that cannot run the shape: the model decides
     if not 1 <= split_k <= config.max_split_k(k):
         return None
     reason = (
@@ -244,7 +247,7 @@ def _resolve(
             raise ValueError(f"config {pinned!r} cannot run M={m} N={n} K={k} L={l} {out_dtype}: {violation}")
         why = "pinned by the caller"
     else:
-        tuned = _from_tuned_table(m, n, k, l, out_dtype, sm_major, gpu_name, tables) if format == "nvfp4" else None
+        tuned = _from_tuned_table(m, n, k, l, out_dtype, sm_major, gpu_name, tables, format)
         if tuned is not None:
             return tuned
         config, why = _pick(family_configs, m, n, k, l, out_dtype, sm_count)

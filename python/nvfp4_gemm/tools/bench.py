@@ -1,4 +1,5 @@
-"""The main job's measurements: verify, then time nvfp4_gemm next to the vendor baseline, per shape.
+"""The main job's measurements: verify, then time nvfp4_gemm next to the vendor baseline, per shape, on
+operands of one GEMM format (dtypes.GEMM_FORMATS; the tools' `--format`).
 
 Shared by `python -m nvfp4_gemm`, the tuner and `benchmarks/`. All times are device times from CUDA
 events with the L2 flushed before each call (nvfp4_gemm.timing). The ceilings that turn times into
@@ -14,13 +15,17 @@ from typing import Callable, Optional
 
 import torch
 
-from .. import formats
+from .. import families, formats
+from ..dtypes import gemm_format
 from ..ops import gemm
 from ..resolver import resolve
 from .testing import Operands, check_against_reference, fp32_roundings, random_operands
 from .timing import geomean, time_cuda
 
-__all__ = ["Ceilings", "Row", "measure_ceilings", "gemm_bytes", "run_shape", "format_table", "write_json", "plot"]
+__all__ = [
+    "Ceilings", "Row", "measure_ceilings", "gemm_bytes", "format_unavailable", "run_shape", "format_table", "write_json",
+    "plot",
+]
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,7 @@ class Row:
     baseline_errors: dict[str, str] = field(default_factory=dict)
     memory_floor_us: float = 0.0
     tensor_floor_us: float = 0.0
+    format: str = "nvfp4"  # the GEMM format of the operands (dtypes.GEMM_FORMATS)
 
     @property
     def flop(self) -> float:
@@ -51,18 +57,34 @@ class Row:
     @property
     def tb_per_s(self) -> float:
         m, n, k, l = self.shape
-        return gemm_bytes(m, n, k, l) / (self.us * 1e-6) / 1e12
+        return gemm_bytes(m, n, k, l, self.format) / (self.us * 1e-6) / 1e12
 
     @property
     def tflop_per_s(self) -> float:
         return self.flop / (self.us * 1e-6) / 1e12
 
 
-def gemm_bytes(m: int, n: int, k: int, l: int = 1) -> int:
-    """Fewest bytes a GEMM moves: both FP4 operands, both blocked scales, the fp16 output."""
-    return l * (
-        m * k // 2 + n * k // 2 + formats.blocked_scale_numel(m, k) + formats.blocked_scale_numel(n, k) + 2 * m * n
-    )
+def gemm_bytes(m: int, n: int, k: int, l: int = 1, format: str = "nvfp4") -> int:
+    """Fewest bytes a GEMM of `format` moves: both operands (FP4 or FP8 values), both blocked scales (a byte
+    each), the fp16 output."""
+    described = gemm_format(format)
+    a_bytes = m * k * described.a.element.bits // 8
+    b_bytes = n * k * described.b.element.bits // 8
+    block = described.block
+    scale_bytes = formats.blocked_scale_numel(m, k, fmt=block) + formats.blocked_scale_numel(n, k, fmt=block)
+    return l * (a_bytes + b_bytes + scale_bytes + 2 * m * n)
+
+
+def format_unavailable(format: str, sm_major: int, where: str) -> Optional[str]:
+    """None if the kernel family of compute capability `sm_major`.x runs the GEMM format `format`, else one
+    line for the command line saying so and what runs it (`where`: the GPU or family named in the line)."""
+    family = families.for_sm_major(sm_major)
+    if family is not None and format in family.formats:
+        return None
+    takes = f"its {family.name} kernels take {', '.join(family.formats)}" if family else "no kernel family runs it"
+    runners = [f"{f.name} GPUs ({f.reference_gpu})" for f in families.FAMILIES if format in f.formats]
+    runners.append("the CPU reference path (no GPU, or CPU tensors)")
+    return f"--format {format}: {where} has no {format} kernel ({takes}); {format} runs on " + " and ".join(runners)
 
 
 def measure_ceilings() -> Ceilings:
@@ -89,7 +111,7 @@ def _rowwise_fp8(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def baselines(ops: Operands) -> dict[str, Callable[[], object]]:
-    """The vendor path someone would use instead, prepared outside the timed region."""
+    """The vendor path someone would use instead, prepared outside the timed region, from NVFP4 operands."""
     if ops.a.dim() != 2:
         return {}
     major = torch.cuda.get_device_capability()[0]
@@ -117,24 +139,28 @@ def baselines(ops: Operands) -> dict[str, Callable[[], object]]:
 
 
 def run_shape(
-    m: int, n: int, k: int, l: int = 1, *, ceilings: Ceilings, seed: int = 0, with_baselines: bool = True
+    m: int, n: int, k: int, l: int = 1, *, ceilings: Ceilings, seed: int = 0, with_baselines: bool = True,
+    format: str = "nvfp4",
 ) -> Row:
-    """Verify nvfp4_gemm on fresh random operands, then time it (and the baselines)."""
-    ops = random_operands(m, n, k, None if l == 1 else l, seed=seed, device="cuda")
+    """Verify nvfp4_gemm on fresh random operands of the GEMM format `format`, then time it (and the
+    baselines: the same vendor calls for every format, on NVFP4 operands of the shape, so their times
+    are one yardstick for all formats)."""
+    ops = random_operands(m, n, k, None if l == 1 else l, seed=seed, device="cuda", format=format)
     shape = (m, n) if l == 1 else (l, m, n)
     out = torch.full(shape, float("nan"), dtype=torch.float16, device="cuda")
     gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out)
     verified, check = check_against_reference(out, ops, roundings=fp32_roundings(k))
-    resolution = resolve(m, n, k, l, torch.float16, "cuda", explain=True)
+    resolution = resolve(m, n, k, l, torch.float16, "cuda", explain=True, format=format)
     us = time_cuda(lambda: gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out)).median_us
     row = Row(
         shape=(m, n, k, l), verified=verified, check=check, config=resolution.config.name,
         split_k=resolution.split_k, us=us,
-        memory_floor_us=gemm_bytes(m, n, k, l) / (ceilings.copy_tb_per_s * 1e12) * 1e6,
-        tensor_floor_us=2.0 * m * n * k * l / (ceilings.bf16_tflop_per_s * 1e12) * 1e6,
+        memory_floor_us=gemm_bytes(m, n, k, l, format) / (ceilings.copy_tb_per_s * 1e12) * 1e6,
+        tensor_floor_us=2.0 * m * n * k * l / (ceilings.bf16_tflop_per_s * 1e12) * 1e6, format=format,
     )
     if with_baselines:
-        for name, fn in baselines(ops).items():
+        nvfp4 = ops if format == "nvfp4" else random_operands(m, n, k, None if l == 1 else l, seed=seed, device="cuda")
+        for name, fn in baselines(nvfp4).items():
             try:
                 row.baselines_us[name] = time_cuda(fn).median_us
             except RuntimeError as error:  # e.g. a cuBLAS build without the format
@@ -146,7 +172,7 @@ def format_table(rows: list[Row], ceilings: Ceilings) -> str:
     names = sorted({name for r in rows for name in r.baselines_us})
     lines = [
         f"{ceilings.device}: copy {ceilings.copy_tb_per_s:.2f} TB/s, bf16 matmul {ceilings.bf16_tflop_per_s:.0f} TFLOP/s "
-        f"(measured in this run)",
+        f"(measured in this run); nvfp4_gemm on {', '.join(dict.fromkeys(r.format for r in rows))} operands",
         f"{'M x N x K (L)':>22} {'ok':>3} {'us':>8} {'TB/s':>6} {'%mem':>6} {'TFLOP/s':>8} {'%bf16':>6}"
         + "".join(f" {name + ' us':>24} {'speedup':>8}" for name in names)
         + "  config",
@@ -208,7 +234,7 @@ def plot(path: str, rows: list[Row], ceilings: Ceilings, title: Optional[str] = 
                   label="bf16 tensor floor" if x == 0 else None)
     ax.set_xticks([x + width * (len(names) - 1) / 2 for x in range(len(rows))], labels)
     ax.set_ylabel("time per GEMM (us, median, L2 flushed)")
-    ax.set_title(title or f"nvfp4_gemm on {ceilings.device}")
+    ax.set_title(title or f"nvfp4_gemm ({', '.join(dict.fromkeys(r.format for r in rows))}) on {ceilings.device}")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -1,13 +1,13 @@
 """`python -m nvfp4_gemm` (also `nvfp4-gemm`): the main job.
 
-    python -m nvfp4_gemm [--shapes MxNxK ...] [--json FILE] [--plot FILE]
+    python -m nvfp4_gemm [--format F] [--shapes MxNxK ...] [--json FILE] [--plot FILE]
         On a GPU this wheel has kernels for: verify each shape against the exact reference, then time
         it next to the vendor baseline (CUDA events, L2 flushed, median) and print the table.
         Elsewhere: run one small GEMM through the CPU reference path and say why (with --shapes,
         --json or --plot: exit status 2, saying why, since there is nothing to time).
-    python -m nvfp4_gemm tune [--shapes MxNxK ...] [--out FILE] [--iters N]
+    python -m nvfp4_gemm tune [--format F] [--shapes MxNxK ...] [--out FILE] [--iters N]
         Measure every valid config on this GPU and write the tuned table the resolver reads.
-    python -m nvfp4_gemm model [--arch sm100|sm120] [--sm-count N]
+    python -m nvfp4_gemm model [--format F] [--arch sm100|sm120] [--sm-count N]
         Print a family's model's predicted times per config for the ranked shapes' weights at
         M = 1, 16, 64, 128, 256: sm100 (B200, the tables in docs/b200_model.md; default) or sm120
         (RTX 5090, secondary-source constants). Needs no GPU.
@@ -18,26 +18,36 @@
         Run the GPU tests, the main job, the tuner, the GPU MODE timing and the host-cost
         measurement, and write DIR/report.md and DIR/report.json (nvfp4_gemm.report).
 
+--format F (the main job, tune, model): the GEMM format of the operands, dtypes.GEMM_FORMATS (nvfp4, the
+default, mxfp4, mxfp8xmxfp4); the baselines are the same for every format. gpumode and report run the
+GPU MODE task's NVFP4 only.
+
 Exit status 1 if any verification fails; 2 when a command needs a GPU this wheel has kernels for
-and there is none (`report` still writes its report then).
+and there is none (`report` still writes its report then), or when the GPU (`model`: the family) has
+no kernel for the format, saying in one line what runs it.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import Optional
 
 import torch
 
 from .. import compiled_architectures
 from ..configs import shape_rule_violation
+from ..dtypes import GEMM_FORMATS
 from ..ops import unsupported_reason
+from .bench import format_unavailable
 from .report import PARTS
 from .task_shapes import RANKED_SHAPES
 from .testing import check_against_reference, random_operands
 
 # The decode sweep of the benchmark suite: M tokens against a 7168 x 7168 weight.
 DECODE_SWEEP = tuple((m, 7168, 7168) for m in (1, 16, 64, 128, 256))
+
+FORMAT_NAMES = tuple(f.name for f in GEMM_FORMATS)  # --format's choices; the first is the default
 
 
 def _parse_shape(text: str) -> tuple[int, int, int]:
@@ -71,23 +81,46 @@ def _supported_gpu() -> tuple[bool, str]:
     return True, f"{torch.cuda.get_device_name()} (compute capability {capability[0]}.{capability[1]}), kernels: {archs}"
 
 
-def _cpu_demo() -> int:
+def _cpu_demo(format: str) -> int:
     m, n, k = 128, 256, 512
-    ops = random_operands(m, n, k, seed=0, with_alpha=True)
+    ops = random_operands(m, n, k, seed=0, with_alpha=True, format=format)
     out = torch.ops.nvfp4.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, torch.float16)
     passed, summary = check_against_reference(out, ops, roundings=k // 16 + 2)
-    print(f"M={m} N={n} K={k} fp16 on cpu: {'PASS' if passed else 'FAIL'} ({summary})")
+    print(f"M={m} N={n} K={k} {format} -> fp16 on cpu: {'PASS' if passed else 'FAIL'} ({summary})")
     return 0 if passed else 1
+
+
+def _gpu_without_format(format: str) -> Optional[str]:
+    """None if this GPU's kernel family runs `format`, else the one line that says what does."""
+    major = torch.cuda.get_device_capability()[0]
+    return format_unavailable(format, major, torch.cuda.get_device_name())
+
+
+def _unrunnable_shape(format: str, shapes) -> Optional[str]:
+    """The first shape no config of this GPU runs in `format` (e.g. MXFP8 x MXFP4 needs K % 128 on
+    sm100), as one line; None when every shape runs."""
+    from ..resolver import candidates
+
+    configs = candidates(torch.cuda.get_device_capability()[0], format)
+    for m, n, k in shapes:
+        rules = {c.supports(m, n, k, 1, "float16") for c in configs}
+        if None not in rules:
+            return f"--shapes {m}x{n}x{k}: no {format} config of this GPU runs it: {'; '.join(sorted(rules))}"
+    return None
 
 
 def _main_job(args) -> int:
     from . import bench
 
     shapes = args.shapes or [s[:3] for s in RANKED_SHAPES]
+    unrunnable = _unrunnable_shape(args.format, shapes)
+    if unrunnable:
+        print(unrunnable, file=sys.stderr)
+        return 2
     ceilings = bench.measure_ceilings()
     rows = []
     for i, (m, n, k) in enumerate(shapes):
-        rows.append(bench.run_shape(m, n, k, ceilings=ceilings, seed=i))
+        rows.append(bench.run_shape(m, n, k, ceilings=ceilings, seed=i, format=args.format))
         print(f"  {m}x{n}x{k}: {rows[-1].check}", flush=True)
     print(bench.format_table(rows, ceilings))
     if args.json:
@@ -105,8 +138,12 @@ def _tune(args) -> int:
     from .tune import tune, write_table
 
     shapes = args.shapes or [s[:3] for s in RANKED_SHAPES] + list(DECODE_SWEEP)
-    table = tune(shapes, iters=args.iters)
-    path = write_table(table, args.out)
+    unrunnable = _unrunnable_shape(args.format, shapes)
+    if unrunnable:
+        print(unrunnable, file=sys.stderr)
+        return 2
+    table = tune(shapes, iters=args.iters, format=args.format)
+    path = write_table(table, args.out, args.format)
     print(f"wrote {path}; point NVFP4_GEMM_TUNED_TABLE at it (or copy it into the package's tuned/ folder)")
     return 0
 
@@ -116,10 +153,14 @@ def _model(args) -> int:
     from ..resolver import candidates
 
     family = families.by_name(args.arch)
+    missing = format_unavailable(args.format, family.sm_major, f"the {family.name} family ({family.reference_gpu})")
+    if missing:
+        print(missing, file=sys.stderr)
+        return 2
     model = family.model_module()
     machine = model.for_device(args.sm_count or family.reference_sm_count)
     weights = tuple(dict.fromkeys((n, k) for _, n, k, _ in RANKED_SHAPES))
-    print(model.report(candidates(family.sm_major), weights, machine))
+    print(model.report(candidates(family.sm_major, args.format), weights, machine))
     return 0
 
 
@@ -192,11 +233,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", nargs="+", type=_parse_shape, help="MxNxK ... (default: the ranked shapes)")
     parser.add_argument("--json", help="write the results as JSON")
     parser.add_argument("--plot", help="draw the results as a PNG bar chart (needs matplotlib)")
+    format_help = f"the GEMM format of the operands: {', '.join(FORMAT_NAMES)} (default {FORMAT_NAMES[0]})"
+    parser.add_argument("--format", choices=FORMAT_NAMES, default=FORMAT_NAMES[0], help=format_help)
     sub = parser.add_subparsers(dest="command")
     tune_parser = sub.add_parser("tune", help="measure every valid config and write a tuned table")
     tune_parser.add_argument("--shapes", nargs="+", type=_parse_shape, help="default: ranked shapes + decode sweep")
-    tune_parser.add_argument("--out", help="tuned table path (default: <gpu name>.json here)")
+    tune_parser.add_argument(
+        "--out", help="tuned table path (default here: <gpu name>.json, <gpu name>_<format>.json for another format)"
+    )
     tune_parser.add_argument("--iters", type=_positive_int, default=50, help="timed calls per candidate")
+    # SUPPRESS: a subcommand's own default would overwrite `--format` given before the subcommand
+    tune_parser.add_argument("--format", choices=FORMAT_NAMES, default=argparse.SUPPRESS, help=format_help)
     model_parser = sub.add_parser("model", help="print a family's model's predicted times (no GPU needed)")
     model_parser.add_argument("--arch", choices=_MODEL_ARCHS, default="sm100",
                               help="the family: sm100 (B200 model, default) or sm120 (RTX 5090 model)")
@@ -204,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         "--sm-count", type=_positive_int, default=None,
         help="multiprocessors (default: the family's reference GPU: B200's 148, RTX 5090's 170)",
     )
+    model_parser.add_argument("--format", choices=FORMAT_NAMES, default=argparse.SUPPRESS, help=format_help)
     gpumode_parser = sub.add_parser("gpumode", help="time gpumode.custom_kernel the way the GPU MODE leaderboard does")
     gpumode_parser.add_argument("--shapes", nargs="+", type=_parse_shape, help="default: the ranked shapes")
     gpumode_parser.add_argument("--inputs", type=_positive_int, default=50,
@@ -218,6 +266,9 @@ def main(argv: list[str] | None = None) -> int:
     report_parser.add_argument("--skip", nargs="+", choices=PARTS, help="parts not to run")
     report_parser.add_argument("--tune-iters", type=_positive_int, default=50, help="timed calls per tuner candidate")
     args = parser.parse_args(argv)
+    if args.command in ("gpumode", "report") and args.format != FORMAT_NAMES[0]:
+        parser.error(f"--format {args.format}: {args.command} runs the GPU MODE task's {FORMAT_NAMES[0]} GEMM only; "
+                     f"the main job, tune and model take --format")
     if args.command == "model":
         return _model(args)
     if args.command == "report":
@@ -228,6 +279,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "tune":
         if not supported:
             print("tune needs a GPU this wheel has kernels for", file=sys.stderr)
+            return 2
+        missing = _gpu_without_format(args.format)
+        if missing:
+            print(missing, file=sys.stderr)
             return 2
         return _tune(args)
     if args.command == "gpumode":
@@ -242,7 +297,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{', '.join(asked)}: the main job verifies and times the GPU kernels, and this machine has none "
                   f"to run ({unsupported_reason()}); without them it runs one CPU reference GEMM", file=sys.stderr)
             return 2
-        return _cpu_demo()
+        return _cpu_demo(args.format)
+    missing = _gpu_without_format(args.format)
+    if missing:
+        print(missing, file=sys.stderr)
+        return 2
     return _main_job(args)
 
 

@@ -1,5 +1,6 @@
-"""`python -m nvfp4_gemm tune`: measure every valid (config, split-K) on the present GPU and write the
-tuned table the resolver reads.
+"""`python -m nvfp4_gemm tune`: measure every valid (config, split-K) of one GEMM format on the present GPU
+and write the tuned table the resolver reads (each entry names its format: the resolver applies it to
+calls of that format only).
 
 Each candidate is verified against the exact reference before it is timed, and a candidate that
 fails verification is reported and never chosen: tuning changes speed, never results.
@@ -49,7 +50,7 @@ def environment() -> dict:
 def verify_and_time(ops, out: torch.Tensor, config: str, split_k: int, *, iters: int = 100) -> tuple[Optional[float], str]:
     """Run one (config, split_k) into `out` (poisoned first), verify it against the exact reference,
     and time it (median us, L2 flushed) only if it passed: (us or None, the verification summary)."""
-    k = ops.a.shape[-1] * 2  # FP4 elements per row
+    k = ops.b.shape[-1] * 2  # b holds packed FP4 in every format (a may hold FP8, one value per byte)
     out.fill_(float("nan"))
     gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out, config=config, split_k=split_k)
     passed, summary = check_against_reference(out, ops, roundings=fp32_roundings(k))
@@ -66,18 +67,20 @@ def tune(
     *,
     iters: int = 50,
     progress: Callable[[str], None] = print,
+    format: str = "nvfp4",
 ) -> dict:
-    """Time every candidate for every (m, n, k) and return the tuned table (a JSON-able dict)."""
+    """Time every candidate of the GEMM format `format` for every (m, n, k) on operands of that format and
+    return the tuned table (a JSON-able dict)."""
     env = environment()
     major = env["capability"][0]
     dtype_name = OUT_DTYPE_NAMES[out_dtype]
     entries = []
     for index, (m, n, k) in enumerate(shapes):
-        ops = random_operands(m, n, k, seed=1000 + index, device="cuda")
+        ops = random_operands(m, n, k, seed=1000 + index, device="cuda", format=format)
         out = torch.empty((m, n), dtype=out_dtype, device=ops.a.device)
         pairs = [
             (config, split)
-            for config in candidates(major)
+            for config in candidates(major, format)
             if config.supports(m, n, k, 1, dtype_name) is None
             for split in config.split_options(k)
         ]
@@ -95,16 +98,19 @@ def tune(
         progress(f"{m}x{n}x{k}: best {best['config']} split_k={best['split_k']} {best['us']:.2f} us")
         entries.append(
             {"m_bucket": m_bucket(m), "measured_m": m, "n": n, "k": k, "l": 1, "out_dtype": dtype_name,
-             "best": best, "candidates": measured}
+             "format": format, "best": best, "candidates": measured}
         )
     return {"schema": TUNED_TABLE_SCHEMA, **env, "entries": entries}
 
 
-def default_table_name(gpu: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in gpu.lower()).strip("_") + ".json"
+def default_table_name(gpu: str, format: str = "nvfp4") -> str:
+    """<gpu>.json for NVFP4, <gpu>_<format>.json for another format: tuning one format never overwrites
+    another's table (the resolver reads every table of the folder)."""
+    stem = "".join(c if c.isalnum() else "_" for c in gpu.lower()).strip("_")
+    return stem + ("" if format == "nvfp4" else f"_{format}") + ".json"
 
 
-def write_table(table: dict, path: Optional[str]) -> Path:
-    target = Path(path) if path else Path(default_table_name(table["gpu"]))
+def write_table(table: dict, path: Optional[str], format: str = "nvfp4") -> Path:
+    target = Path(path) if path else Path(default_table_name(table["gpu"], format))
     target.write_text(json.dumps(table, indent=1) + "\n")
     return target
