@@ -71,7 +71,8 @@ def gemm_bytes(m: int, n: int, k: int, l: int = 1, format: str = "nvfp4") -> int
     a_bytes = m * k * described.a.element.bits // 8
     b_bytes = n * k * described.b.element.bits // 8
     block = described.block
-    scale_bytes = formats.blocked_scale_numel(m, k, fmt=block) + formats.blocked_scale_numel(n, k, fmt=block)
+    a_scale_bytes = 0 if described.weight_only else formats.blocked_scale_numel(m, k, fmt=block)  # W4A16: none
+    scale_bytes = a_scale_bytes + formats.blocked_scale_numel(n, k, fmt=block)
     return l * (a_bytes + b_bytes + scale_bytes + 2 * m * n)
 
 
