@@ -82,6 +82,12 @@ def run_shape(m: int, n: int, k: int, dtype: torch.dtype, iters: int) -> dict:
         row["w4a16_gemm_us"] = time_cuda(lambda: gemm(x, b, None, b_scale, alpha, out=out), iters=iters).median_us
         row["w4a16_layer_us"] = time_cuda(lambda: w4a16(x), iters=iters).median_us
         row["w4a4_layer_us"] = time_cuda(lambda: w4a4(x), iters=iters).median_us
+        # the W4A4 layer's two parts: dynamic quantize of x, and the NVFP4 x NVFP4 GEMM
+        row["w4a4_quantize_us"] = time_cuda(lambda: torch.ops.nvfp4.quantize(x, None, w4a4.weight_global_scale),
+                                            iters=iters).median_us
+        q, q_scale, _, q_alpha = torch.ops.nvfp4.quantize(x, None, w4a4.weight_global_scale)
+        row["w4a4_gemm_us"] = time_cuda(lambda: torch.ops.nvfp4.gemm(q, w4a4.weight, q_scale, w4a4.weight_scale, q_alpha, dtype),
+                                        iters=iters).median_us
         row["cublas_bf16_us"] = time_cuda(lambda: linear(x), iters=iters).median_us
         row["cublas_fp8_rowwise_us"] = time_cuda(
             lambda: torch._scaled_mm(x_fp8, w_fp8.t(), scale_a=x_rows, scale_b=w_cols, out_dtype=dtype), iters=iters
@@ -107,7 +113,8 @@ def main(argv: list[str]) -> int:
             print(f"{m:>5} {n:>6} {k:>6} | {r['cublas_bf16_us']:7.1f} {r['cublas_fp8_rowwise_us']:7.1f} "
                   f"{r['w4a16_layer_us']:7.1f} {r['w4a4_layer_us']:7.1f}    | "
                   f"{r['cublas_bf16_us'] / r['w4a16_layer_us']:6.2f} {r['cublas_bf16_us'] / r['w4a4_layer_us']:6.2f} | "
-                  f"{r['resolver']} ({r['resolver_us'] or float('nan'):.1f}) / {r['best']} ({r['best_us']:.1f})", flush=True)
+                  f"{r['resolver']} ({r['resolver_us'] or float('nan'):.1f}) / {r['best']} ({r['best_us']:.1f}) | "
+                  f"W4A4 = quantize {r['w4a4_quantize_us']:.1f} + gemm {r['w4a4_gemm_us']:.1f}", flush=True)
     print("\ngeomean ratios to cuBLAS bf16 (layer vs nn.Linear), same run:")
     summary = {}
     for label, (lo, hi, bar) in M_GROUPS.items():

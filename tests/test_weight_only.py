@@ -139,11 +139,11 @@ def test_every_weight_only_config_is_exact(fmt, config, split_k):
 
 @pytest.mark.parametrize("fmt,config", weight_only_configs())
 def test_weight_only_over_the_whole_scale_range(fmt, config):
-    """e4m3 weight scales from the subnormal 2^-9 up to 448 (the bf16 kernels' weights pass through bf16
+    """e4m3 weight scales from the subnormal 2^-9 up to 240 (the bf16 kernels' weights pass through bf16
     subnormals on the way: e2m1 codes 0.5 are placed as 2^-127), per-column alpha."""
     device = hopper_or_skip()
     for seed, (m, n, k) in enumerate([(3, 64, 512), (100, 136, 1024)]):
-        kwargs = dict(format=fmt, with_alpha=True, alpha_per_column=True, exponent_ranges=((-3, 1), (-9, 8)))
+        kwargs = dict(format=fmt, with_alpha=True, alpha_per_column=True, exponent_ranges=((-3, 1), (-9, 7)))
         cpu = random_operands(m, n, k, seed=40 + seed, **kwargs)
         ops = random_operands(m, n, k, seed=40 + seed, device=device, **kwargs)
         assert cpu.b_scale.view(torch.uint8).lt(0x08).any(), "the draw holds subnormal scales"

@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const bool ok = k_ok && w_ok[r];
-        wv[u][r] = ok ? __ldcs(reinterpret_cast<const uint2*>(w_src[r] + chunk * direct::kChunkBytes)) : make_uint2(0, 0);
+        wv[u][r] = ok ? ld_stream_prefetch256(w_src[r] + chunk * direct::kChunkBytes) : make_uint2(0, 0);
         ws[u][r] = ok ? __ldg(w_scale[r] + static_cast<long long>(chunk) * kScaleChunk) : 0u;
       }
     }
