@@ -187,7 +187,7 @@ def test_weight_only_errors_before_launch_on_the_gpu():
     with op_raises(TypeError, r"a_scale=None means a holds 16-bit values"):
         torch.ops.nvfp4.gemm(nv.a, nv.b, None, nv.b_scale)
     with pytest.raises(ValueError, match=r"a must start at a 16-byte aligned address"):
-        x = torch.empty(4 * 64 + 8, dtype=torch.bfloat16, device=device)[8:].view(4, 64)
+        x = torch.empty(4 * 64 + 4, dtype=torch.bfloat16, device=device)[4:].view(4, 64)  # 8 bytes in
         nvfp4_gemm.gemm(x, ops.b, None, ops.b_scale)
 
 
