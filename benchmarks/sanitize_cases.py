@@ -1,6 +1,7 @@
 """A few small GEMMs with residues (M, N, K, L, split-K) for compute-sanitizer:
     compute-sanitizer --tool memcheck python benchmarks/sanitize_cases.py [--first N] [--config NAME]
-With --config the cases run that config pinned (split 1 and 3 where K allows), else the resolver's."""
+With --config the cases run that config pinned (split 1 and 3 where K allows), in its row's format (weight-only
+rows: 16-bit activations), else the resolver's (NVFP4)."""
 
 import sys
 
@@ -21,7 +22,8 @@ count = int(_arg("--first") or len(CASES))
 config = _arg("--config")
 failed = 0
 for i, (m, n, k, l) in enumerate(CASES[:count]):
-    ops = random_operands(m, n, k, l, seed=i, device="cuda", with_alpha=True, padding_byte=0x38)
+    fmt = "nvfp4" if config is None else load_table().by_name(config).format
+    ops = random_operands(m, n, k, l, seed=i, device="cuda", with_alpha=True, padding_byte=0x38, format=fmt)
     if config is None:
         runs = [(None, nvfp4_gemm.resolve(m, n, k, l or 1, torch.bfloat16, "cuda", explain=True).split_k)]
     else:
