@@ -454,3 +454,46 @@ def test_a_row_says_its_format_and_counts_its_bytes(format):
     assert row.tb_per_s == pytest.approx(bench.gemm_bytes(128, 7168, 2048, 1, format) / 10e-6 / 1e12)
     table = bench.format_table([row], bench.Ceilings(device="a GPU", copy_tb_per_s=4.0, bf16_tflop_per_s=800.0))
     assert f"nvfp4_gemm on {format} operands" in table.splitlines()[0]
+
+
+# on a GPU this wheel has kernels for -------------------------------------------------------------------
+
+
+def family_of_this_gpu_or_skip(format):
+    """The kernel family of the GPU present, which must take `format`; else skip, saying why."""
+    reason = unsupported_reason()
+    if reason is not None:
+        pytest.skip(f"needs a GPU this wheel has kernels for: {reason}")
+    family = families.for_sm_major(torch.cuda.get_device_capability()[0])
+    if format not in family.formats:
+        pytest.skip(f"{torch.cuda.get_device_name()}'s {family.name} kernels do not take {format} (refusal: tested above)")
+    return family
+
+
+@pytest.mark.parametrize("format", FORMATS)
+def test_main_job_verifies_and_times_the_format_next_to_its_baselines(format, tmp_path, capsys):
+    """`python -m nvfp4_gemm --format F --shapes ... --json` on the GPU: verified, timed, and every baseline of
+    the format's baseline operands timed (or its error recorded) in the same row."""
+    family_of_this_gpu_or_skip(format)
+    m, n, k = 16, 7168, 2048
+    path = tmp_path / "main.json"
+    assert main(["--format", format, "--shapes", f"{m}x{n}x{k}", "--json", str(path)]) == 0
+    assert f"nvfp4_gemm on {format} operands" in capsys.readouterr().out
+    [row] = json.loads(path.read_text())["rows"]
+    assert row["verified"] and row["format"] == format and row["us"] > 0, row
+    assert resolver.pinned_config(row["config"]).format == format
+    theirs = random_operands(m, n, k, seed=0, device="cuda", format=bench.baseline_format(format))
+    expected = set(bench.baselines(theirs))
+    assert expected and set(row["baselines_us"]) | set(row["baseline_errors"]) == expected, row
+    if gemm_format(format).weight_only:  # cuBLAS 16-bit and FP8 row-wise run on every GPU with kernels here
+        assert set(row["baselines_us"]) == expected and all(us > 0 for us in row["baselines_us"].values()), row
+
+
+@pytest.mark.parametrize("format", FORMATS)
+def test_tune_on_the_gpu_writes_a_table_of_the_format(format, tmp_path):
+    family_of_this_gpu_or_skip(format)
+    path = tmp_path / "tuned.json"
+    assert main(["tune", "--format", format, "--shapes", "16x7168x2048", "--iters", "3", "--out", str(path)]) == 0
+    [entry] = json.loads(path.read_text())["entries"]
+    assert entry["format"] == format and entry["candidates"]
+    assert all(resolver.pinned_config(c["config"]).format == format for c in entry["candidates"])
