@@ -65,8 +65,8 @@ class Row:
 
 
 def gemm_bytes(m: int, n: int, k: int, l: int = 1, format: str = "nvfp4") -> int:
-    """Fewest bytes a GEMM of `format` moves: both operands (FP4 or FP8 values), both blocked scales (a byte
-    each), the fp16 output."""
+    """Fewest bytes a GEMM of `format` moves: both operands (FP4, FP8 or 16-bit values), their blocked scales
+    (a byte each; a weight-only `a` has none), the fp16 output."""
     described = gemm_format(format)
     a_bytes = m * k * described.a.element.bits // 8
     b_bytes = n * k * described.b.element.bits // 8
