@@ -1,6 +1,7 @@
 """`--format` of the tools (the main job, tune, model, the benchmark suite) on the CPU: parsing, the one-line
 refusal on a GPU whose kernel family lacks the format (a faked GPU), the CPU demo in every format, the baselines
-of every format, and tuned table entries that apply to their own format only.
+of every format, and tuned table entries that apply to their own format only. At the end, on a GPU this wheel
+has kernels for: the main job and tune in each format of its family.
 
 The formats and which family takes which come from dtypes.GEMM_FORMATS and families.FAMILIES: a format or a
 family added there is tested here without editing this file."""
@@ -16,7 +17,7 @@ import torch
 
 from nvfp4_gemm import compiled_architectures, families, resolver
 from nvfp4_gemm.__main__ import main
-from nvfp4_gemm.dtypes import GEMM_FORMATS, gemm_format
+from nvfp4_gemm.dtypes import GEMM_FORMATS, UNSCALED_ELEMENT_FORMATS, gemm_format
 from nvfp4_gemm.formats import reference_gemm_float64
 from nvfp4_gemm.ops import unsupported_reason
 from nvfp4_gemm.tools import bench, cli
@@ -26,10 +27,6 @@ from nvfp4_gemm.tools.testing import earned_tolerance, random_operands
 FORMATS = [f.name for f in GEMM_FORMATS]
 DEFAULT_FORMAT = FORMATS[0]
 REPO = Path(__file__).resolve().parents[1]
-
-
-def family_id(family):
-    return family.name
 
 
 def capability_of(family):
@@ -420,7 +417,8 @@ def test_gemm_bytes_of_a_weight_only_format_count_no_activation_scales(format):
     m, n, k = 128, 7168, 2048
     described = gemm_format(format)
     b_scales = n * k // described.block.values_per_scale  # no padding at these sizes
-    assert bench.gemm_bytes(m, n, k, 1, format) == m * k * described.a.element.bits // 8 + n * k // 2 + b_scales + 2 * m * n
+    a_bytes = m * k * described.a.element.bits // 8
+    assert bench.gemm_bytes(m, n, k, 1, format) == a_bytes + n * k // 2 + b_scales + 2 * m * n
 
 
 @pytest.mark.parametrize("format", FORMATS)
@@ -436,7 +434,8 @@ def test_the_baselines_of_every_format_compute_its_gemm(format, monkeypatch):
     ops = random_operands(m, n, k, seed=7, format=theirs.name)
     available = bench.baselines(ops)
     sixteen_bit = ops.a.dtype if theirs.weight_only else torch.bfloat16
-    sixteen_name = f"cublas_{str(sixteen_bit).removeprefix('torch.').replace('float', 'fp').replace('bfp', 'bf')}"
+    [sixteen_name] = [f"cublas_{e.name}" for e in UNSCALED_ELEMENT_FORMATS
+                      if getattr(torch, e.storage_dtypes[0]) == sixteen_bit]
     assert set(available) == {"cublas_fp8_rowwise", sixteen_name} and set(available) <= set(bench.BASELINE_NAMES)
     exact = reference_gemm_float64(ops.a, ops.b, ops.a_scale, ops.b_scale)
     magnitude = reference_gemm_float64(ops.a, ops.b, ops.a_scale, ops.b_scale, magnitude=True)
@@ -466,7 +465,8 @@ def family_of_this_gpu_or_skip(format):
         pytest.skip(f"needs a GPU this wheel has kernels for: {reason}")
     family = families.for_sm_major(torch.cuda.get_device_capability()[0])
     if format not in family.formats:
-        pytest.skip(f"{torch.cuda.get_device_name()}'s {family.name} kernels do not take {format} (refusal: tested above)")
+        pytest.skip(f"{torch.cuda.get_device_name()}'s {family.name} kernels do not take {format} (the refusal is "
+                    f"tested above)")
     return family
 
 
