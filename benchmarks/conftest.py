@@ -1,10 +1,11 @@
 """pytest-benchmark suite for nvfp4_gemm. Without a GPU the wheel has kernels for, every benchmark
 skips with the reason, and `pytest benchmarks` exits 0.
 
-`--format F` (dtypes.GEMM_FORMATS: nvfp4, the default, mxfp4, mxfp8xmxfp4): the GEMM benchmarks time
-operands of that format; the baselines and the quantize benchmarks (the NVFP4 quantize kernel) are the
-same for every format. On a GPU whose kernels do not take F the run stops before collecting, with one
-line saying what runs it."""
+`--format F` (one of dtypes.GEMM_FORMATS; nvfp4 the default): the GEMM benchmarks time operands of that
+format; the baselines run on the operands bench.baseline_format names (NVFP4 ones for every block-scaled
+format, the same 16-bit activations for a weight-only format); the quantize benchmarks (the NVFP4 quantize
+kernel) are the same for every format. On a GPU whose kernels do not take F the run stops before
+collecting, with one line saying what runs it."""
 
 import pytest
 import torch
@@ -19,7 +20,7 @@ DEFAULT_FORMAT = GEMM_FORMATS[0].name
 def pytest_addoption(parser):
     parser.addoption(
         "--format", choices=[f.name for f in GEMM_FORMATS], default=DEFAULT_FORMAT,
-        help=f"GEMM format of the timed operands (default {DEFAULT_FORMAT}); the baselines are the same for all",
+        help=f"GEMM format of the timed operands (default {DEFAULT_FORMAT})",
     )
 
 

@@ -3,7 +3,7 @@ after it (pedantic mode; the L2 flush and a synchronize run in the untimed setup
 the launch and synchronize overhead (a few microseconds, stable from run to run: good for catching
 regressions). `extra_info` carries the device time from CUDA events (nvfp4_gemm.timing), the
 throughput, % of the memory floor and the chosen config: the numbers to quote. The GEMM calls take
-operands of `--format` (conftest.py); the baselines are the same for every format.
+operands of `--format` (conftest.py); the baselines those bench.baseline_format names for it.
 
     pytest benchmarks --benchmark-autosave                          # record a baseline
     pytest benchmarks --benchmark-compare --benchmark-compare-fail=median:5%   # fail on a >5 % regression
@@ -74,16 +74,14 @@ def test_nvfp4_gemm(benchmark, ceilings, shape, gemm_format):
     timed(benchmark, fn)
 
 
-BASELINE_NAMES = ["cublas_fp8_rowwise", "cublas_bf16", "cublaslt_nvfp4"]
-
-
-@pytest.mark.parametrize("name", BASELINE_NAMES)
+@pytest.mark.parametrize("name", bench.BASELINE_NAMES)
 @pytest.mark.parametrize("shape", [pytest.param(s, id=f"ranked-{s[0]}x{s[1]}x{s[2]}") for s in RANKED])
-def test_baseline(benchmark, ceilings, shape, name):
+def test_baseline(benchmark, ceilings, shape, name, gemm_format):
     m, n, k = shape
-    available = bench.baselines(operands(m, n, k))  # NVFP4 operands whatever --format says: one yardstick
+    theirs = bench.baseline_format(gemm_format)  # NVFP4 for every block-scaled format: one yardstick
+    available = bench.baselines(operands(m, n, k, format=theirs))
     if name not in available:
-        pytest.skip(f"{name} is not the baseline on {ceilings.device}")
+        pytest.skip(f"{name} is not a baseline of {theirs} operands on {ceilings.device}")
     fn = available[name]
     benchmark.extra_info.update(device_us=time_cuda(fn).median_us, gpu=ceilings.device)
     timed(benchmark, fn)

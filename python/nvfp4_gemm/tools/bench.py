@@ -16,15 +16,15 @@ from typing import Callable, Optional
 import torch
 
 from .. import families, formats
-from ..dtypes import gemm_format
+from ..dtypes import UNSCALED_ELEMENT_FORMATS, gemm_format
 from ..ops import gemm
 from ..resolver import resolve
 from .testing import Operands, check_against_reference, fp32_roundings, random_operands
 from .timing import geomean, time_cuda
 
 __all__ = [
-    "Ceilings", "Row", "measure_ceilings", "gemm_bytes", "format_unavailable", "run_shape", "format_table", "write_json",
-    "plot",
+    "Ceilings", "Row", "measure_ceilings", "gemm_bytes", "format_unavailable", "BASELINE_NAMES", "baseline_format",
+    "baselines", "run_shape", "format_table", "write_json", "plot",
 ]
 
 
@@ -65,8 +65,8 @@ class Row:
 
 
 def gemm_bytes(m: int, n: int, k: int, l: int = 1, format: str = "nvfp4") -> int:
-    """Fewest bytes a GEMM of `format` moves: both operands (FP4 or FP8 values), both blocked scales (a byte
-    each), the fp16 output."""
+    """Fewest bytes a GEMM of `format` moves: both operands (FP4, FP8 or 16-bit values), their blocked scales
+    (a byte each; a weight-only `a` has none), the fp16 output."""
     described = gemm_format(format)
     a_bytes = m * k * described.a.element.bits // 8
     b_bytes = n * k * described.b.element.bits // 8
@@ -111,12 +111,32 @@ def _rowwise_fp8(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return (values.float() / scale).to(torch.float8_e4m3fn), scale
 
 
+# The 16-bit matmul baseline of each 16-bit dtype ("cublas_bf16": torch.bfloat16)
+_SIXTEEN_BIT_BASELINES = {getattr(torch, e.storage_dtypes[0]): f"cublas_{e.name}" for e in UNSCALED_ELEMENT_FORMATS}
+# Every name `baselines` can answer (the benchmark suite collects one benchmark per name).
+BASELINE_NAMES = ("cublaslt_nvfp4", "cublas_fp8_rowwise", *_SIXTEEN_BIT_BASELINES.values())
+
+
+def baseline_format(format: str) -> str:
+    """The GEMM format of the operands the baselines of `format` run on: a weight-only format's own (the
+    vendor paths multiply the same 16-bit activations), NVFP4 for the block-scaled formats (one yardstick
+    for all of them: cuBLAS has no MXFP8 x MXFP4, and Hopper none of them)."""
+    return format if gemm_format(format).weight_only else "nvfp4"
+
+
 def baselines(ops: Operands) -> dict[str, Callable[[], object]]:
-    """The vendor path someone would use instead, prepared outside the timed region, from NVFP4 operands."""
+    """The vendor paths someone would use instead, prepared outside the timed region, from NVFP4 operands
+    or weight-only ones (16-bit `a`, a_scale None)."""
     if ops.a.dim() != 2:
         return {}
-    major = torch.cuda.get_device_capability()[0]
-    if major == 10:
+    if ops.a_scale is None:
+        # Weight-only: the activations as given times the weights dequantized ahead of time, in the
+        # activations' dtype (the 16-bit layer the NVFP4 weights replace), and both row-wise FP8.
+        activations = ops.a
+        weights = formats.dequantize(ops.b, ops.b_scale, activations.dtype)
+        sixteen = _SIXTEEN_BIT_BASELINES[activations.dtype]
+        out_dtype = activations.dtype
+    elif torch.cuda.get_device_capability()[0] == 10:
         fp4 = torch.float4_e2m1fn_x2
         a, b = ops.a.view(fp4), ops.b.view(fp4)
         return {
@@ -124,18 +144,20 @@ def baselines(ops: Operands) -> dict[str, Callable[[], object]]:
                 a, b.t(), scale_a=ops.a_scale, scale_b=ops.b_scale, out_dtype=torch.float16
             )
         }
-    # Hopper has no NVFP4 in cuBLAS (torch._scaled_mm answers CUBLAS_STATUS_NOT_SUPPORTED): compare
-    # with what people run instead, on weights dequantized ahead of time.
-    a_bf16 = formats.dequantize(ops.a, ops.a_scale, torch.bfloat16)
-    b_bf16 = formats.dequantize(ops.b, ops.b_scale, torch.bfloat16)
-    a_fp8, a_rows = _rowwise_fp8(a_bf16)
-    b_fp8, b_rows = _rowwise_fp8(b_bf16)
+    else:
+        # Hopper has no NVFP4 in cuBLAS (torch._scaled_mm answers CUBLAS_STATUS_NOT_SUPPORTED): compare
+        # with what people run instead, on operands dequantized ahead of time.
+        activations = formats.dequantize(ops.a, ops.a_scale, torch.bfloat16)
+        weights = formats.dequantize(ops.b, ops.b_scale, torch.bfloat16)
+        sixteen, out_dtype = _SIXTEEN_BIT_BASELINES[torch.bfloat16], torch.bfloat16
+    a_fp8, a_rows = _rowwise_fp8(activations)
+    b_fp8, b_rows = _rowwise_fp8(weights)
     b_cols = b_rows.t().contiguous()
     return {
         "cublas_fp8_rowwise": lambda: torch._scaled_mm(
-            a_fp8, b_fp8.t(), scale_a=a_rows, scale_b=b_cols, out_dtype=torch.bfloat16
+            a_fp8, b_fp8.t(), scale_a=a_rows, scale_b=b_cols, out_dtype=out_dtype
         ),
-        "cublas_bf16": lambda: torch.matmul(a_bf16, b_bf16.t()),
+        sixteen: lambda: torch.matmul(activations, weights.t()),
     }
 
 
@@ -143,9 +165,9 @@ def run_shape(
     m: int, n: int, k: int, l: int = 1, *, ceilings: Ceilings, seed: int = 0, with_baselines: bool = True,
     format: str = "nvfp4",
 ) -> Row:
-    """Verify nvfp4_gemm on fresh random operands of the GEMM format `format`, then time it (and the
-    baselines: the same vendor calls for every format, on NVFP4 operands of the shape, so their times
-    are one yardstick for all formats)."""
+    """Verify nvfp4_gemm on fresh random operands of the GEMM format `format`, then time it and the
+    baselines (on the operands `baseline_format` names: the same activations for a weight-only format,
+    NVFP4 operands of the shape for the block-scaled formats)."""
     ops = random_operands(m, n, k, None if l == 1 else l, seed=seed, device="cuda", format=format)
     shape = (m, n) if l == 1 else (l, m, n)
     out = torch.full(shape, float("nan"), dtype=torch.float16, device="cuda")
@@ -160,8 +182,10 @@ def run_shape(
         tensor_floor_us=2.0 * m * n * k * l / (ceilings.bf16_tflop_per_s * 1e12) * 1e6, format=format,
     )
     if with_baselines:
-        nvfp4 = ops if format == "nvfp4" else random_operands(m, n, k, None if l == 1 else l, seed=seed, device="cuda")
-        for name, fn in baselines(nvfp4).items():
+        theirs = baseline_format(format)
+        yardstick = ops if theirs == format else random_operands(m, n, k, None if l == 1 else l, seed=seed,
+                                                                 device="cuda", format=theirs)
+        for name, fn in baselines(yardstick).items():
             try:
                 row.baselines_us[name] = time_cuda(fn).median_us
             except RuntimeError as error:  # e.g. a cuBLAS build without the format

@@ -18,9 +18,13 @@
         Run the GPU tests, the main job, the tuner, the GPU MODE timing and the host-cost
         measurement, and write DIR/report.md and DIR/report.json (nvfp4_gemm.report).
 
---format F (the main job, tune, model): the GEMM format of the operands, dtypes.GEMM_FORMATS (nvfp4, the
-default, mxfp4, mxfp8xmxfp4); the baselines are the same for every format. gpumode and report run the
-GPU MODE task's NVFP4 only.
+--format F (the main job, tune, model): the GEMM format of the operands, one of dtypes.GEMM_FORMATS (nvfp4,
+the default; the MX formats; the weight-only ones, fp16 or bf16 activations as given times FP4 weights); a
+GPU runs the formats of its kernel family (families.Family.formats), the CPU reference path every one. The
+main job's baselines: for a block-scaled format the same vendor calls on NVFP4 operands of the shape (one
+yardstick for all of them); for a weight-only format cuBLAS in the activations' 16-bit dtype and FP8 row-wise
+on the same activations, the weights dequantized ahead of time. gpumode and report run the GPU MODE task's
+NVFP4 only.
 
 Exit status 1 if any verification fails; 2 when a command needs a GPU this wheel has kernels for
 and there is none (`report` still writes its report then), or when the GPU (`model`: the family) has
@@ -35,7 +39,7 @@ from typing import Optional
 
 import torch
 
-from .. import compiled_architectures
+from .. import compiled_architectures, families
 from ..configs import shape_rule_violation
 from ..dtypes import GEMM_FORMATS
 from ..ops import unsupported_reason
@@ -149,7 +153,6 @@ def _tune(args) -> int:
 
 
 def _model(args) -> int:
-    from .. import families
     from ..resolver import candidates
 
     family = families.by_name(args.arch)
@@ -164,8 +167,10 @@ def _model(args) -> int:
     return 0
 
 
-# Families whose model prints a report (`model --arch`): the analytic models of the CUTLASS families.
-_MODEL_ARCHS = ("sm100", "sm120")
+def _model_families() -> tuple:
+    """The families whose model prints a report (`model --arch`): the analytic models of the CUTLASS
+    families (the sm90 model only picks, from fitted costs)."""
+    return tuple(f for f in families.FAMILIES if hasattr(f.model_module(), "report"))
 
 
 def _positive_seconds(text: str) -> float:
@@ -245,11 +250,16 @@ def main(argv: list[str] | None = None) -> int:
     # SUPPRESS: a subcommand's own default would overwrite `--format` given before the subcommand
     tune_parser.add_argument("--format", choices=FORMAT_NAMES, default=argparse.SUPPRESS, help=format_help)
     model_parser = sub.add_parser("model", help="print a family's model's predicted times (no GPU needed)")
-    model_parser.add_argument("--arch", choices=_MODEL_ARCHS, default="sm100",
-                              help="the family: sm100 (B200 model, default) or sm120 (RTX 5090 model)")
+    modeled = _model_families()
+    model_parser.add_argument(
+        "--arch", choices=[f.name for f in modeled], default=families.DEFAULT_FAMILY,
+        help=f"the family: {', '.join(f'{f.name} ({f.reference_gpu} model)' for f in modeled)}; "
+             f"default {families.DEFAULT_FAMILY}",
+    )
     model_parser.add_argument(
         "--sm-count", type=_positive_int, default=None,
-        help="multiprocessors (default: the family's reference GPU: B200's 148, RTX 5090's 170)",
+        help="multiprocessors (default: the family's reference GPU: "
+             f"{', '.join(f'{f.reference_gpu} {f.reference_sm_count}' for f in modeled)})",
     )
     model_parser.add_argument("--format", choices=FORMAT_NAMES, default=argparse.SUPPRESS, help=format_help)
     gpumode_parser = sub.add_parser("gpumode", help="time gpumode.custom_kernel the way the GPU MODE leaderboard does")

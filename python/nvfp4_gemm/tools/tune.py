@@ -50,7 +50,7 @@ def environment() -> dict:
 def verify_and_time(ops, out: torch.Tensor, config: str, split_k: int, *, iters: int = 100) -> tuple[Optional[float], str]:
     """Run one (config, split_k) into `out` (poisoned first), verify it against the exact reference,
     and time it (median us, L2 flushed) only if it passed: (us or None, the verification summary)."""
-    k = ops.b.shape[-1] * 2  # b holds packed FP4 in every format (a may hold FP8, one value per byte)
+    k = ops.b.shape[-1] * 2  # b holds packed FP4 in every format (a may hold FP8 or 16-bit values)
     out.fill_(float("nan"))
     gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, out=out, config=config, split_k=split_k)
     passed, summary = check_against_reference(out, ops, roundings=fp32_roundings(k))
