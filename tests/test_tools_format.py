@@ -443,7 +443,12 @@ def test_the_baselines_of_every_format_compute_its_gemm(format, monkeypatch):
     assert out.dtype == sixteen_bit
     # an FP32 sum of k products: at most k roundings, then one to the output
     assert bool(((out.double() - exact).abs() <= earned_tolerance(exact, magnitude, out.dtype, k)).all())
-    fp8 = available["cublas_fp8_rowwise"]()
+    try:
+        fp8 = available["cublas_fp8_rowwise"]()
+    except RuntimeError as error:  # torch 2.11's CPU _scaled_mm takes per-tensor scales only (2.13's takes rows)
+        if "only supports per-tensor scaling for CPU" not in str(error):
+            raise
+        pytest.skip(f"the 16-bit baseline checked; this torch's CPU _scaled_mm cannot run row-wise fp8: {error}")
     assert fp8.shape == (m, n) and fp8.dtype == sixteen_bit
 
 
