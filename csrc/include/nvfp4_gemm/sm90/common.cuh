@@ -67,6 +67,9 @@ __device__ __forceinline__ uint2 ld_stream_prefetch256(const void* p) {
   return v;
 }
 
+// Asks L2 for the line holding `p` (no register holds the result, no fault on its own).
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p)); }
+
 // mbarriers (warp-specialized wgmma kernel). Arrive releases and a completed wait acquires at CTA
 // scope, so the data a phase guards is visible to the waiting threads.
 __device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
