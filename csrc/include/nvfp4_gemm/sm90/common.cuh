@@ -58,18 +58,6 @@ __device__ __forceinline__ void cp_async_16_prefetch(void* smem, const void* gme
                "r"(bytes));
 }
 
-// 8-byte streaming load that also has L2 fetch the surrounding aligned 256 bytes (the direct kernel reads
-// a weight row 32 bytes per chunk: the next 7 chunks of the row arrive with the first, so the loads in
-// flight per SM, bounded by registers, cover 8x the DRAM bytes).
-__device__ __forceinline__ uint2 ld_stream_prefetch256(const void* p) {
-  uint2 v;
-  asm("ld.global.cs.L2::256B.v2.u32 {%0, %1}, [%2];\n" : "=r"(v.x), "=r"(v.y) : "l"(p));
-  return v;
-}
-
-// Asks L2 for the line holding `p` (no register holds the result, no fault on its own).
-__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p)); }
-
 // mbarriers (warp-specialized wgmma kernel). Arrive releases and a completed wait acquires at CTA
 // scope, so the data a phase guards is visible to the waiting threads.
 __device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {

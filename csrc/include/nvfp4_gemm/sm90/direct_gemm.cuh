@@ -23,9 +23,6 @@ constexpr int kThreads = 32 * kWarps;
 constexpr int kChunkK = 64;                 // FP4 elements per chunk
 constexpr int kChunkBytes = kChunkK / 2;
 constexpr int kChunksInFlight = 4;          // weight loads issued before the first of them is used
-// L2 prefetches run this many chunks ahead of the loads: the loads in flight are bounded by registers,
-// a prefetch holds none, so DRAM sees requests for kPrefetchChunks more chunks per row.
-constexpr int kPrefetchChunks = 16;
 constexpr int kBlockChunks = 32;            // chunks per token block in shared memory
 constexpr int kRecordWords = 8;             // fp16 pairs of one (chunk, token, t) record
 constexpr int kTokenBlockWords = kBlockChunks * 16 * 4 * kRecordWords;
@@ -93,16 +90,6 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
   // Weight bytes and scale bytes of chunks c0 .. c0 + kChunksInFlight - 1 (zeros past the block's end,
   // past K or past N; a missing scale reads as 0, so padding scale bytes never meet the zeros).
   auto load_weights = [&](int c0, int b_end) {
-    // one lane per row and group of chunks asks for the weight bytes (a 128-byte line holds the group's
-    // 4 chunks) and the scale tile of a chunk kPrefetchChunks ahead
-    if (t == 0 && c0 + direct::kPrefetchChunks < c_end) {
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        if (!w_ok[r]) continue;
-        prefetch_l2(w_src[r] + (c0 + direct::kPrefetchChunks) * direct::kChunkBytes);
-        prefetch_l2(w_scale[r] + static_cast<long long>(c0 + direct::kPrefetchChunks) * kScaleChunk);
-      }
-    }
 #pragma unroll
     for (int u = 0; u < direct::kChunksInFlight; ++u) {
       const int chunk = c0 + u;
@@ -110,7 +97,7 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const bool ok = k_ok && w_ok[r];
-        wv[u][r] = ok ? ld_stream_prefetch256(w_src[r] + chunk * direct::kChunkBytes) : make_uint2(0, 0);
+        wv[u][r] = ok ? __ldcs(reinterpret_cast<const uint2*>(w_src[r] + chunk * direct::kChunkBytes)) : make_uint2(0, 0);
         ws[u][r] = ok ? __ldg(w_scale[r] + static_cast<long long>(chunk) * kScaleChunk) : 0u;
       }
     }
