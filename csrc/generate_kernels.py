@@ -46,6 +46,7 @@ def _kernel_type(family, config, dtype, dtypes) -> str:
     operand_a, operand_b = described.cutlass_operands()
     return family.kernel.format(
         operand_a=operand_a, operand_b=operand_b, tokens=described.a.element.cuda_type,
+        weight_block=f"{described.b.block.name.capitalize()}Format",
         tile_m=tile_m, tile_n=tile_n, tile_k=tile_k, cluster_m=cluster_m, cluster_n=cluster_n,
         element=dtype.element(family.element_spelling),
         mma_enum="k" + config.mma.capitalize(),

@@ -14,8 +14,11 @@ from nvfp4_gemm.testing import check_against_reference, fp32_roundings, random_o
 
 from conftest import cuda_device_or_skip, op_raises, poisoned
 
-WEIGHT_ONLY = ("bf16xnvfp4", "fp16xnvfp4")  # the Hopper kernels'; MXFP4 weights (bf16xmxfp4...) on the CPU only
-TOKEN_DTYPE = {"bf16xnvfp4": torch.bfloat16, "fp16xnvfp4": torch.float16}
+WEIGHT_ONLY = ("bf16xnvfp4", "fp16xnvfp4", "bf16xmxfp4")  # the Hopper kernels' (fp16xmxfp4: the CPU only)
+TOKEN_DTYPE = {"bf16xnvfp4": torch.bfloat16, "fp16xnvfp4": torch.float16, "bf16xmxfp4": torch.bfloat16}
+# Scale exponents drawn for the whole-range test: e4m3 from its subnormals (2^-9) up (1.875 * 2^7 = 240,
+# below its 448: 2^8 draws could round past it to NaN); ue8m0 far out, with products still normal FP32.
+WIDE_SCALES = {"nvfp4": (-9, 7), "mxfp4": (-100, 100)}
 
 
 # --- the contract on the CPU --------------------------------------------------------------------
@@ -30,7 +33,7 @@ def test_format_follows_the_dtypes(fmt):
     assert (shape.m, shape.n, shape.k, shape.l) == (5, 24, 96, 1)
 
 
-@pytest.mark.parametrize("fmt", WEIGHT_ONLY + ("bf16xmxfp4", "fp16xmxfp4"))
+@pytest.mark.parametrize("fmt", WEIGHT_ONLY + ("fp16xmxfp4",))
 @pytest.mark.parametrize("l", [None, 3])
 def test_cpu_gemm_is_the_exact_reference(fmt, l):
     ops = random_operands(9, 40, 160, l, seed=2, format=fmt, with_alpha=True)
@@ -139,14 +142,18 @@ def test_every_weight_only_config_is_exact(fmt, config, split_k):
 
 @pytest.mark.parametrize("fmt,config", weight_only_configs())
 def test_weight_only_over_the_whole_scale_range(fmt, config):
-    """e4m3 weight scales from the subnormal 2^-9 up to 240 (the bf16 kernels' weights pass through bf16
-    subnormals on the way: e2m1 codes 0.5 are placed as 2^-127), per-column alpha."""
+    """Weight scales over a wide range (e4m3 from its subnormal 2^-9 up to 240; ue8m0 2^-100 .. 2^100; the
+    bf16 kernels' weights pass through bf16 subnormals on the way: e2m1 codes 0.5 are placed as 2^-127),
+    per-column alpha."""
     device = hopper_or_skip()
+    weights = nvfp4_gemm.dtypes.gemm_format(fmt).b.name
     for seed, (m, n, k) in enumerate([(3, 64, 512), (100, 136, 1024)]):
-        kwargs = dict(format=fmt, with_alpha=True, alpha_per_column=True, exponent_ranges=((-3, 1), (-9, 7)))
+        kwargs = dict(format=fmt, with_alpha=True, alpha_per_column=True, exponent_ranges=((-3, 1), WIDE_SCALES[weights]))
         cpu = random_operands(m, n, k, seed=40 + seed, **kwargs)
         ops = random_operands(m, n, k, seed=40 + seed, device=device, **kwargs)
-        assert cpu.b_scale.view(torch.uint8).lt(0x08).any(), "the draw holds subnormal scales"
+        codes = cpu.b_scale.view(torch.uint8)
+        assert (codes.lt(0x08).any() if weights == "nvfp4" else (codes.lt(40).any() and codes.gt(214).any())), \
+            "the draw reaches both ends of the range"
         out = poisoned((m, n), torch.float32, device)
         nvfp4_gemm.gemm(ops.a, ops.b, None, ops.b_scale, ops.alpha, out=out, config=config)
         check_exact(out, cpu, f"{config} {(m, n, k)}")
@@ -229,3 +236,27 @@ def test_layer_alpha_follows_its_weight_global_scale():
                              nvfp4_gemm.formats.gemm_alpha(layer.weight_global_scale), torch.bfloat16)
     assert torch.equal(layer(x), halved) and not torch.equal(layer(x), other(x))
     assert not torch.equal(first, layer(x))
+
+
+def test_mx_weight_scales_outside_the_kernels_range_give_nan():
+    """ue8m0 codes 0, 1, 253, 254 (2^-127, 2^-126, 2^126, 2^127) are valid scales the bf16 weights cannot
+    hold with every e2m1 value exactly: the Hopper kernels make the columns they scale NaN (docs/formats.md),
+    the other columns stay exact."""
+    device = hopper_or_skip()
+    m, n, k = 5, 136, 256
+    for config in (c.name for c in nvfp4_gemm.candidates(9, "bf16xmxfp4")):
+        cpu = random_operands(m, n, k, seed=90, format="bf16xmxfp4")
+        plain = nvfp4_gemm.from_blocked(cpu.b_scale, n, k, fmt=nvfp4_gemm.dtypes.MX).view(torch.uint8).clone()
+        bad_columns = [3, 40, 77, 130]
+        for column, code in zip(bad_columns, (0, 1, 253, 254)):
+            plain[column, 5] = code
+        b_scale = nvfp4_gemm.to_blocked(plain.view(torch.float8_e8m0fnu), fmt=nvfp4_gemm.dtypes.MX)
+        out = poisoned((m, n), torch.float32, device)
+        nvfp4_gemm.gemm(cpu.a.to(device), cpu.b.to(device), None, b_scale.to(device), out=out, config=config)
+        out = out.cpu()
+        assert torch.isnan(out[:, bad_columns]).all(), config
+        good = [c for c in range(n) if c not in bad_columns]
+        ops = nvfp4_gemm.testing.Operands(a=cpu.a, b=cpu.b[good], a_scale=None,
+                                          b_scale=nvfp4_gemm.to_blocked(plain[good].view(torch.float8_e8m0fnu),
+                                                                        fmt=nvfp4_gemm.dtypes.MX), alpha=None)
+        check_exact(out[:, good].contiguous(), ops, f"{config}: the in-range columns")

@@ -45,7 +45,8 @@ class Family:
     # Headers the generated translation units include, and the C++ type of one kernel: a str.format
     # template over the fields generate_kernels.py gives it (tile_m, tile_n, tile_k, cluster_m, cluster_n,
     # element, mma_enum, stream_k, swap_ab, schedule_enum, operand_a, operand_b: the format's CUTLASS operand
-    # types, tokens: its activations' CUDA type); the family's `make_entry<Kernel>(name, out dtype, sm major)` turns
+    # types, tokens: its activations' CUDA type, weight_block: its weights' block format struct in dtypes.h);
+    # the family's `make_entry<Kernel>(name, out dtype, sm major)` turns
     # it into a registry entry.
     headers: tuple
     kernel: str
@@ -139,8 +140,9 @@ FAMILIES = (
         reference_sm_count=132,
         model="sm90_model",
         headers=("nvfp4_gemm/sm90/launcher.cuh",),
-        # {tokens}: the format's activations as the kernels take them (packed NVFP4 bytes, __half, __nv_bfloat16)
-        kernel="sm90::DequantGemm<{tile_m}, {element}, sm90::Kind::{mma_enum}, {tile_n}, {tokens}>",
+        # {tokens}: the format's activations as the kernels take them (packed NVFP4 bytes, __half, __nv_bfloat16);
+        # {weight_block}: the weights' block format (Nvfp4Format, MxFormat: dtypes.h)
+        kernel="sm90::DequantGemm<{tile_m}, {element}, sm90::Kind::{mma_enum}, {tile_n}, {tokens}, {weight_block}>",
         element_spelling="cuda",
         # wgmma: [tokens, weight rows, K stage]; the accumulators, tokens x weight rows / 256 FP32 per
         # consumer thread, must fit in registers, so at most 128 x 256 or 256 x 128. direct (decode): 16
@@ -155,8 +157,9 @@ FAMILIES = (
         split_k_schedulers=("data_parallel",),  # every sm90 kernel has its own split-K
         per_column_alpha=True,  # one epilogue (sm90/common.cuh finish_tile) reads alpha[n]
         # NVFP4 x NVFP4, and weight-only: fp16 / bf16 activations as given (fp16 / bf16 MMAs, the weights
-        # dequantized to the activations' type)
-        formats=("nvfp4", "fp16xnvfp4", "bf16xnvfp4"),
+        # dequantized to the activations' type); MXFP4 weights with bf16 activations only (fp16 cannot hold
+        # e2m1 x 2^e over ue8m0's range)
+        formats=("nvfp4", "fp16xnvfp4", "bf16xnvfp4", "bf16xmxfp4"),
     ),
     Family(
         name="sm120",

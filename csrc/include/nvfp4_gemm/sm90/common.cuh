@@ -26,6 +26,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
+#include "nvfp4_gemm/dtypes.h"  // the block formats' constants (generated from python/nvfp4_gemm/dtypes.py)
+
 #include <cute/arch/mma_sm90_desc.hpp>
 #include <cute/arch/mma_sm90_gmma.hpp>
 
@@ -41,7 +43,6 @@ constexpr int kTileN = 128;         // weight rows per CTA
 constexpr int kStageK = 128;        // FP4 elements per pipeline stage
 constexpr int kStageBytes = 64;     // raw bytes per row per stage
 constexpr int kScaleChunk = 512;    // one 128x4 tile of the blocked scale layout
-constexpr int kScaleBytes = 2 * kScaleChunk;  // a stage spans 8 scale columns = 2 tiles
 
 __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
@@ -196,40 +197,37 @@ __device__ __forceinline__ void dequant8(std::uint32_t x, __nv_bfloat162 s, std:
   }
 }
 
-// What the weights' MMA operand is made of, per kind of token (the GEMM's `a`): NVFP4 tokens (dequantized
-// to fp16 by the token prepass or the direct kernel's staging) and fp16 tokens meet fp16 weights; bf16
-// tokens meet bf16 weights (fp16 cannot hold every bf16 value, bf16 holds every e2m1 x e4m3 value). The
-// weights carry a power-of-two factor (see dequant8); the epilogue multiplies the FP32 sums by its inverse
-// (and by the tokens' own factor, 2^-7 for dequantized NVFP4 tokens).
+// The MMA operands per kind of token (the GEMM's `a`): NVFP4 tokens (dequantized to fp16 * 2^-7 by the
+// token prepass or the direct kernel's staging) and fp16 tokens meet fp16 weights; bf16 tokens meet bf16
+// weights (fp16 cannot hold every bf16 value; bf16 holds every e2m1 x e4m3 value and every e2m1 x 2^e,
+// |e| <= 125). `kRescale` undoes the tokens' power-of-two factor in the epilogue.
 template <class TokenT>
 struct Tokens;
 template <>
 struct Tokens<std::uint8_t> {  // packed NVFP4 tokens with blocked e4m3 scales
   using Mma = __half;          // the element both MMA operands hold
   static constexpr bool kQuantized = true;
-  static constexpr float kProductRescale = 16384.0f;  // 2^7 (weights) x 2^7 (tokens)
+  static constexpr float kRescale = 128.0f;  // 2^7
 };
 template <>
 struct Tokens<__half> {
   using Mma = __half;
   static constexpr bool kQuantized = false;
-  static constexpr float kProductRescale = 128.0f;
+  static constexpr float kRescale = 1.0f;
 };
 template <>
 struct Tokens<__nv_bfloat16> {
   using Mma = __nv_bfloat16;
   static constexpr bool kQuantized = false;
-  static constexpr float kProductRescale = 256.0f;
+  static constexpr float kRescale = 1.0f;
 };
 
-// Per MMA element type: the pair type, e4m3 scale bytes -> scale pairs in the weights' factor, and the
-// TMA element type of the token workspace.
+// Per MMA element type: the pair type and the TMA element type of the token workspace.
 template <class T>
 struct MmaElement;
 template <>
 struct MmaElement<__half> {
   using Pair = __half2;
-  static __device__ __forceinline__ Pair two_scales(std::uint32_t pair) { return two_scales_to_half2(pair); }
   static __device__ __forceinline__ Pair low2(Pair p) { return __low2half2(p); }
   static __device__ __forceinline__ Pair high2(Pair p) { return __high2half2(p); }
   static constexpr CUtensorMapDataType kTmaType = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
@@ -237,19 +235,69 @@ struct MmaElement<__half> {
 template <>
 struct MmaElement<__nv_bfloat16> {
   using Pair = __nv_bfloat162;
-  // Two e4m3 bytes (low 16 bits) -> bf16x2 of (low byte, high byte) * 2^118, through fp16 and fp32 (exact
-  // at every step; once per 16 weights).
-  static __device__ __forceinline__ Pair two_scales(std::uint32_t pair) {
+  static __device__ __forceinline__ Pair low2(Pair p) { return __low2bfloat162(p); }
+  static __device__ __forceinline__ Pair high2(Pair p) { return __high2bfloat162(p); }
+  static constexpr CUtensorMapDataType kTmaType = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+};
+
+// The weights' dequantization per block format and MMA element type: two scale bytes (low 16 bits) ->
+// a scale pair (low byte, high byte) in the factor `dequant` expects, eight e2m1 codes -> four pairs in
+// dequant8's pairing, and the power of two the values carry (undone by `kRescale` in the epilogue).
+template <class Block, class Mma>
+struct Weights;
+template <>
+struct Weights<Nvfp4Format, __half> {  // e2m1 * e4m3 * 2^-7
+  static constexpr float kRescale = 128.0f;
+  static __device__ __forceinline__ __half2 two_scales(std::uint32_t pair) { return two_scales_to_half2(pair); }
+  static __device__ __forceinline__ void dequant(std::uint32_t x, __half2 s, std::uint32_t (&out)[4]) {
+    dequant8(x, s, out);
+  }
+};
+template <>
+struct Weights<Nvfp4Format, __nv_bfloat16> {  // e2m1 * e4m3 * 2^-8
+  static constexpr float kRescale = 256.0f;
+  // e4m3 -> bf16 * 2^118 through fp16 and fp32 (exact at every step; once per 16 weights)
+  static __device__ __forceinline__ __nv_bfloat162 two_scales(std::uint32_t pair) {
     std::uint32_t h2;
     asm("{\n .reg .b16 s;\n cvt.u16.u32 s, %1;\n cvt.rn.f16x2.e4m3x2 %0, s;\n}\n" : "=r"(h2) : "r"(pair));
     const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h2));
     constexpr float k2Pow118 = 0x1p118f;
     return __floats2bfloat162_rn(f.x * k2Pow118, f.y * k2Pow118);
   }
-  static __device__ __forceinline__ Pair low2(Pair p) { return __low2bfloat162(p); }
-  static __device__ __forceinline__ Pair high2(Pair p) { return __high2bfloat162(p); }
-  static constexpr CUtensorMapDataType kTmaType = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  static __device__ __forceinline__ void dequant(std::uint32_t x, __nv_bfloat162 s, std::uint32_t (&out)[4]) {
+    dequant8(x, s, out);
+  }
 };
+// MXFP4 weights (ue8m0 scales, 2^(code - 127)): e2m1 * 2^(code - 127) exactly, for codes 2..252 (the
+// exponents -125..125 whose products with every e2m1 value are normal bf16 values); a scale outside them
+// becomes NaN, so the outputs it feeds are NaN (visible, never a flushed or overflowed value; code 255 is
+// NaN by definition).
+template <>
+struct Weights<MxFormat, __nv_bfloat16> {
+  static constexpr float kRescale = 1.0f;
+  static __device__ __forceinline__ std::uint32_t scale_bits(std::uint32_t code) {
+    return code >= 2 && code <= 252 ? code << 7 : 0x7FC0u;
+  }
+  static __device__ __forceinline__ __nv_bfloat162 two_scales(std::uint32_t pair) {
+    const std::uint32_t bits = scale_bits(pair & 0xFF) | (scale_bits((pair >> 8) & 0xFF) << 16);
+    return *reinterpret_cast<const __nv_bfloat162*>(&bits);
+  }
+  // e2m1 * 2^-126 (the bf16 bit placement) * 2^126 = e2m1 exactly, then one multiply by the scale
+  static __device__ __forceinline__ void dequant(std::uint32_t x, __nv_bfloat162 s, std::uint32_t (&out)[4]) {
+    constexpr std::uint32_t k2Pow126 = 0x7E807E80u;  // bf16x2 of 2^126
+    dequant8(x, *reinterpret_cast<const __nv_bfloat162*>(&k2Pow126), out);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const __nv_bfloat162 v = __hmul2(*reinterpret_cast<const __nv_bfloat162*>(&out[i]), s);
+      out[i] = *reinterpret_cast<const std::uint32_t*>(&v);
+    }
+  }
+};
+
+// Blocked-layout scale tiles (128 rows x 4 columns) per pipeline stage of kStageK values: 2 for NVFP4
+// (16 values per scale), 1 for MX (32).
+template <class Block>
+constexpr int kScaleTilesPerStage = kStageK / (Block::kValuesPerScale * Block::kScaleTileCols);
 
 // mma.sync m16n8k16 (direct kernel), FP32 accumulate, in the MMA element type.
 __device__ __forceinline__ void mma_m16n8k16(__half, float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
@@ -391,7 +439,7 @@ struct NamedSync {
 // Epilogue shared by both kernels: the CTA's FP32 tile [token][weight] (pitch kTileN + 4 floats,
 // in shared memory, complete for every epilogue thread) -> split-K partials / reduction -> output.
 // `tid` counts the kNumThreads epilogue threads from 0; `product_rescale` undoes the operands' factors
-// (Tokens<...>::kProductRescale).
+// (Tokens<...>::kRescale x Weights<...>::kRescale).
 template <int kTileM, int kNumThreads, class ElementOut, class Sync, int kTileN = detail::kTileN>
 __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* tile, int tid, Sync sync,
                                             float product_rescale) {

@@ -30,11 +30,15 @@ constexpr int kSmemBytes = kTokenBlockWords * 4;  // 64 KB: two CTAs per SM
 constexpr int kTilePitch = detail::kTileN + 4;  // floats per token row of the epilogue tile
 }  // namespace direct
 
-template <int kTileM, class ElementOut, class TokenT>
+template <int kTileM, class ElementOut, class TokenT, class WeightBlock>
 __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(const DequantGemmParams p) {
   using namespace detail;
   using Mma = typename Tokens<TokenT>::Mma;
   using Element = MmaElement<Mma>;
+  using W = Weights<WeightBlock, Mma>;
+  // a lane's 16 elements of a chunk share one scale: NVFP4 column 4 chunk + t, MX column 2 chunk + t / 2
+  constexpr bool kMx = WeightBlock::kValuesPerScale == 32;
+  static_assert(kMx || WeightBlock::kValuesPerScale == 16, "NVFP4 or MX weights");
   static_assert(kTileM == 16, "the direct kernel covers 16 tokens per CTA (two n8 MMA tiles)");
   // token records of one block (dynamic shared memory); the epilogue's FP32 tile reuses the space
   extern __shared__ __align__(16) std::uint32_t tokens[];
@@ -65,7 +69,7 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
     const int row = n0 + warp * 16 + g + 8 * r;
     w_ok[r] = row < p.n;
     w_src[r] = p.b + (static_cast<long long>(batch) * p.n + (w_ok[r] ? row : 0)) * k_bytes + 8 * t;
-    w_scale[r] = p.b_scale + batch * p.b_scale_batch + scale_row_base(w_ok[r] ? row : 0) + t;
+    w_scale[r] = p.b_scale + batch * p.b_scale_batch + scale_row_base(w_ok[r] ? row : 0) + (kMx ? t >> 1 : t);
   }
   // this thread's token records: token tid / 16 (of 16), sub-block t' = tid % 4, chunks (tid / 4) % 4 + 4 i
   const int rec_token = tid >> 4, rec_t = tid & 3, rec_chunk0 = (tid >> 2) & 3;
@@ -98,7 +102,9 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
       for (int r = 0; r < 2; ++r) {
         const bool ok = k_ok && w_ok[r];
         wv[u][r] = ok ? __ldcs(reinterpret_cast<const uint2*>(w_src[r] + chunk * direct::kChunkBytes)) : make_uint2(0, 0);
-        ws[u][r] = ok ? __ldg(w_scale[r] + static_cast<long long>(chunk) * kScaleChunk) : 0u;
+        const long long scale_offset =
+            kMx ? static_cast<long long>(chunk >> 1) * kScaleChunk + ((chunk & 1) << 1) : static_cast<long long>(chunk) * kScaleChunk;
+        ws[u][r] = ok ? __ldg(w_scale[r] + scale_offset) : 0u;
       }
     }
   };
@@ -147,9 +153,9 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
         std::uint32_t wh[2][2][4];  // [row g / g + 8][word][pair]
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-          const auto sc2 = Element::low2(Element::two_scales(ws[u][r]));
-          dequant8(wv[u][r].x, sc2, wh[r][0]);
-          dequant8(wv[u][r].y, sc2, wh[r][1]);
+          const auto sc2 = Element::low2(W::two_scales(ws[u][r]));
+          W::dequant(wv[u][r].x, sc2, wh[r][0]);
+          W::dequant(wv[u][r].y, sc2, wh[r][1]);
         }
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt) {  // token tiles g and g + 8
@@ -182,7 +188,7 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
       tile[token * direct::kTilePitch + weight] = acc[nt][c];
     }
   __syncthreads();
-  finish_tile<kTileM, direct::kThreads, ElementOut>(p, tile, tid, CtaSync{}, Tokens<TokenT>::kProductRescale);
+  finish_tile<kTileM, direct::kThreads, ElementOut>(p, tile, tid, CtaSync{}, Tokens<TokenT>::kRescale * W::kRescale);
 }
 
 }  // namespace nvfp4_gemm::sm90

@@ -1,8 +1,11 @@
 // The sm90 family's launcher and registry hooks: one DequantGemm<token tile, out dtype, kernel, weight
-// tile, token type> per config table row and output dtype (instantiated by the generated translation
-// units). Token type: std::uint8_t = packed NVFP4 tokens with blocked scales; __half or __nv_bfloat16 =
-// 16-bit tokens used as given (weight-only, W4A16; the row's format).
+// tile, token type, weight block format> per config table row and output dtype (instantiated by the
+// generated translation units). Token type: std::uint8_t = packed NVFP4 tokens with blocked scales;
+// __half or __nv_bfloat16 = 16-bit tokens used as given (weight-only, W4A16). Weight block format:
+// Nvfp4Format, or MxFormat (MXFP4 weights, bf16 tokens). Both follow the row's format.
 #pragma once
+
+#include <type_traits>
 
 #include "nvfp4_gemm/dynamic_smem.h"
 #include "nvfp4_gemm/kernel_entry.h"
@@ -61,29 +64,33 @@ inline bool tokens_tensor_map(CUtensorMap* map, CUtensorMapDataType data_type, c
 
 // The GEMM kernel of one (token tile, weight tile, out dtype, kind), named only for its own kind (naming
 // the other kind's kernel would instantiate it for tiles it does not support).
-template <int kTileM, int kTileN, class ElementOut, Kind kKind, class TokenT>
+template <int kTileM, int kTileN, class ElementOut, Kind kKind, class TokenT, class WeightBlock>
 struct GemmKernelOf;
 
-template <int kTileM, int kTileN, class ElementOut, class TokenT>
-struct GemmKernelOf<kTileM, kTileN, ElementOut, Kind::kWgmma, TokenT> {
-  using Smem = DynamicSmem<wgmma_gemm_kernel<kTileM, kTileN, ElementOut, TokenT>>;
-  static constexpr int kSmemBytes = WgmmaShape<kTileM, kTileN>::kSmemBytes;
+template <int kTileM, int kTileN, class ElementOut, class TokenT, class WeightBlock>
+struct GemmKernelOf<kTileM, kTileN, ElementOut, Kind::kWgmma, TokenT, WeightBlock> {
+  using Shape = WgmmaShape<kTileM, kTileN, detail::kScaleTilesPerStage<WeightBlock>>;
+  using Smem = DynamicSmem<wgmma_gemm_kernel<kTileM, kTileN, ElementOut, TokenT, WeightBlock>>;
+  static constexpr int kSmemBytes = Shape::kSmemBytes;
 };
 
-template <int kTileM, int kTileN, class ElementOut, class TokenT>
-struct GemmKernelOf<kTileM, kTileN, ElementOut, Kind::kDirect, TokenT> {
-  using Smem = DynamicSmem<direct_decode_kernel<kTileM, ElementOut, TokenT>>;
+template <int kTileM, int kTileN, class ElementOut, class TokenT, class WeightBlock>
+struct GemmKernelOf<kTileM, kTileN, ElementOut, Kind::kDirect, TokenT, WeightBlock> {
+  using Smem = DynamicSmem<direct_decode_kernel<kTileM, ElementOut, TokenT, WeightBlock>>;
   static constexpr int kSmemBytes = direct::kSmemBytes;
 };
 
-// The launcher and its registry hooks for one (token tile, out dtype, kernel, weight tile, token type).
-template <int kTileM, class ElementOut, Kind kKind, int kTileN = detail::kTileN, class TokenT = std::uint8_t>
+// The launcher and its registry hooks for one (token tile, out dtype, kernel, weight tile, token type,
+// weight block format).
+template <int kTileM, class ElementOut, Kind kKind, int kTileN = detail::kTileN, class TokenT = std::uint8_t,
+          class WeightBlock = Nvfp4Format>
 struct DequantGemm {
   static_assert(kTileN == detail::kTileN || kKind == Kind::kWgmma, "only the wgmma kernel has 256-row tiles");
   // K per unit of split-K work: a pipeline stage, or a chunk of the direct kernel
   static constexpr int kSplitUnitK = kKind == Kind::kDirect ? direct::kChunkK : detail::kStageK;
   static constexpr bool kPrepass = kKind == Kind::kWgmma;  // the wgmma kernel reads the prepass's 16-bit tokens
   using TokenKind = detail::Tokens<TokenT>;
+  static_assert(!TokenKind::kQuantized || std::is_same_v<WeightBlock, Nvfp4Format>, "FP4 tokens are NVFP4 x NVFP4");
 
   static int stages_total(const GemmProblem& p) { return (p.k + detail::kStageK - 1) / detail::kStageK; }
   static int tiles(const GemmProblem& p) {
@@ -91,8 +98,8 @@ struct DequantGemm {
   }
 
   static LaunchStatus can_implement(const GemmProblem& p) {
-    static_assert(Nvfp4Format::kKAlignment == 32, "the message below names the K alignment");
-    if (p.m < 1 || p.n < 1 || p.l < 1 || p.k < Nvfp4Format::kKAlignment || p.k % Nvfp4Format::kKAlignment != 0) {
+    static_assert(WeightBlock::kKAlignment == 32, "the message below names the K alignment");
+    if (p.m < 1 || p.n < 1 || p.l < 1 || p.k < WeightBlock::kKAlignment || p.k % WeightBlock::kKAlignment != 0) {
       return {false, "needs M, N, L >= 1 and K a positive multiple of 32"};
     }
     if (p.n % 4 != 0) return {false, "needs N a multiple of 4"};
@@ -114,8 +121,9 @@ struct DequantGemm {
   }
 
   // The GEMM kernel this instantiation launches (after the prepass, if any) and its shared memory.
-  using Smem = typename GemmKernelOf<kTileM, kTileN, ElementOut, kKind, TokenT>::Smem;
-  static constexpr int kDynamicSmemBytes = GemmKernelOf<kTileM, kTileN, ElementOut, kKind, TokenT>::kSmemBytes;
+  using KernelOf = GemmKernelOf<kTileM, kTileN, ElementOut, kKind, TokenT, WeightBlock>;
+  using Smem = typename KernelOf::Smem;
+  static constexpr int kDynamicSmemBytes = KernelOf::kSmemBytes;
   static int dynamic_smem_attribute() { return Smem::attribute(); }
 
   static LaunchStatus launch(const GemmProblem& p, const LaunchContext& ctx) {
@@ -147,7 +155,7 @@ struct DequantGemm {
     params.l = p.l;
     params.split_k = split_k;
     params.stages_total = stages_total(p);
-    using Format = Nvfp4Format;
+    using Format = WeightBlock;  // NVFP4 tokens share it (static_assert above)
     params.scale_cols_padded =
         (p.k / Format::kValuesPerScale + Format::kScaleTileCols - 1) / Format::kScaleTileCols * Format::kScaleTileCols;
     const auto padded_rows = [](int rows) {
@@ -168,8 +176,8 @@ struct DequantGemm {
     }
     const dim3 grid((p.n + kTileN - 1) / kTileN, (p.m + kTileM - 1) / kTileM, p.l * split_k);
     if constexpr (kKind == Kind::kWgmma) {
-      using Shape = WgmmaShape<kTileM, kTileN>;
-      auto kernel = wgmma_gemm_kernel<kTileM, kTileN, ElementOut, TokenT>;
+      using Shape = typename KernelOf::Shape;
+      auto kernel = wgmma_gemm_kernel<kTileM, kTileN, ElementOut, TokenT, WeightBlock>;
       CUtensorMap tokens_map;
       if (!tokens_tensor_map(&tokens_map, detail::MmaElement<typename TokenKind::Mma>::kTmaType, params.tokens, p.k, p.m, p.l,
                              kTileM)) {
@@ -197,7 +205,7 @@ struct DequantGemm {
       config.numAttrs = 1;
       if (cudaLaunchKernelEx(&config, kernel, params, tokens_map) != cudaSuccess) return {false, "kernel launch failed"};
     } else {
-      auto kernel = direct_decode_kernel<kTileM, ElementOut, TokenT>;
+      auto kernel = direct_decode_kernel<kTileM, ElementOut, TokenT, WeightBlock>;
       kernel<<<grid, direct::kThreads, direct::kSmemBytes, ctx.stream>>>(params);
       if (cudaGetLastError() != cudaSuccess) return {false, "kernel launch failed"};
     }

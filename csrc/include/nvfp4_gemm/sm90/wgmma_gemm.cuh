@@ -20,7 +20,7 @@ namespace nvfp4_gemm::sm90 {
 // fragment sets and issue one batch of wgmmas; the sets alternate, so one half's dequantization
 // overlaps the previous half's wgmmas (wgmma.wait_group 1, never 0 in the loop). No CTA-wide barrier
 // in the main loop.
-template <int kTileM, int kTileN>
+template <int kTileM, int kTileN, int kScaleTiles = 2>
 struct WgmmaShape {
   static_assert(kTileN == 128 || kTileN == 256, "weight tile is 128 or 256 rows");
   static_assert(kTileM == 64 || kTileM == 128 || (kTileM == 256 && kTileN == 128),
@@ -36,8 +36,11 @@ struct WgmmaShape {
   static constexpr int kConsumerRegs = kWideAccumulators ? 232 : 216;
   static constexpr int kTokBytes = kTileM * detail::kStageK * 2;  // 16-bit tokens of one stage, 1 KB aligned
   static constexpr int kRawW = kTileN * detail::kStageBytes;
-  static constexpr int kScaleW = kMTiles * detail::kScaleBytes;  // 1 KB per 128-row block of the blocked layout
+  // the stage's scale tiles (2 for NVFP4, 1 for MX) per 128-row block of the blocked layout
+  static constexpr int kScaleBytes = kScaleTiles * detail::kScaleChunk;
+  static constexpr int kScaleW = (kMTiles * kScaleBytes + 1023) / 1024 * 1024;  // slots stay 1 KB aligned (TMA swizzle)
   static constexpr int kSlotBytes = kTokBytes + kRawW + kScaleW;
+  static_assert(kSlotBytes % 1024 == 0, "each slot's tokens start on a 128-byte swizzle atom");
   static constexpr int kEpilogueSmem = kTileM * (kTileN + 4) * 4;
   static constexpr int kRingBudget = 226 * 1024;
   static constexpr int kSlots = kRingBudget / kSlotBytes > 8 ? 8 : kRingBudget / kSlotBytes;
@@ -47,13 +50,16 @@ struct WgmmaShape {
   static_assert(kSlots >= 3 && kSmemBytes <= 227 * 1024, "shared memory");
 };
 
-template <int kTileM, int kTileN, class ElementOut, class TokenT>
+template <int kTileM, int kTileN, class ElementOut, class TokenT, class WeightBlock>
 __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ DequantGemmParams p, const __grid_constant__ CUtensorMap tokens_map) {
   using namespace detail;
   using Mma = typename Tokens<TokenT>::Mma;
   using Element = MmaElement<Mma>;
-  using S = WgmmaShape<kTileM, kTileN>;
+  using W = Weights<WeightBlock, Mma>;
+  constexpr int kScaleTiles = kScaleTilesPerStage<WeightBlock>;  // 2: NVFP4, 1: MX
+  using S = WgmmaShape<kTileM, kTileN, kScaleTiles>;
+  constexpr int kScaleBytes = S::kScaleBytes;
   constexpr int R = S::kSlots;
   constexpr int MT = S::kMTiles;
   extern __shared__ __align__(128) std::uint8_t smem_raw[];
@@ -104,9 +110,9 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
       }
       if (tid < MT * (kScaleBytes / 16)) {
         const int block = tid / (kScaleBytes / 16), offset = (tid % (kScaleBytes / 16)) * 16;
-        const bool ok = block < row_blocks_left && 2 * s + (offset >> 9) < scale_tiles_per_row_block;
+        const bool ok = block < row_blocks_left && kScaleTiles * s + (offset >> 9) < scale_tiles_per_row_block;
         const std::uint8_t* src =
-            ok ? b_scale_rows + block * scale_row_block + static_cast<long long>(2 * s) * kScaleChunk + offset
+            ok ? b_scale_rows + block * scale_row_block + static_cast<long long>(kScaleTiles * s) * kScaleChunk + offset
                : b_scale_rows;
         cp_async_16(base + S::kRawW + block * kScaleBytes + offset, src, ok ? 16 : 0);
       }
@@ -179,16 +185,18 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
         for (int mt = 0; mt < MT; ++mt) {
           std::uint32_t raw[4];
           ldmatrix_x4(raw, base + (ld_row + 128 * mt) * kStageBytes + (((2 * half + (lane >> 4)) ^ ld_swz) << 4));
-          const std::uint8_t* block = scale_b + mt * kScaleBytes + half * kScaleChunk;
+          // NVFP4: tile `half` of the stage, bytes t / 2 and t / 2 + 2; MX: the stage's one tile, bytes 2 half
+          // and 2 half + 1 (segments 2 half and 2 half + 1 have a scale each)
+          const std::uint8_t* block = scale_b + mt * kScaleBytes + (kScaleTiles == 2 ? half * kScaleChunk : 0);
           const std::uint32_t wg = *reinterpret_cast<const std::uint32_t*>(block + sc_g);
           const std::uint32_t wg8 = *reinterpret_cast<const std::uint32_t*>(block + sc_g8);
-          const std::uint32_t picked = __byte_perm(wg, wg8, scale_pick);
-          const auto sc_lo = Element::two_scales(picked), sc_hi = Element::two_scales(picked >> 16);
+          const std::uint32_t picked = __byte_perm(wg, wg8, kScaleTiles == 2 ? scale_pick : 0x5410u + 0x2222u * half);
+          const auto sc_lo = W::two_scales(picked), sc_hi = W::two_scales(picked >> 16);
 #pragma unroll
           for (int sub = 0; sub < 2; ++sub) {  // segment 2 half + sub, scale column 2 (2 half + sub) + t / 2
             std::uint32_t h[2][4];
-            dequant8(raw[2 * sub + 0], sub ? Element::high2(sc_lo) : Element::low2(sc_lo), h[0]);
-            dequant8(raw[2 * sub + 1], sub ? Element::high2(sc_hi) : Element::low2(sc_hi), h[1]);
+            W::dequant(raw[2 * sub + 0], sub ? Element::high2(sc_lo) : Element::low2(sc_lo), h[0]);
+            W::dequant(raw[2 * sub + 1], sub ? Element::high2(sc_hi) : Element::low2(sc_hi), h[1]);
 #pragma unroll
             for (int step = 0; step < 2; ++step) {
               std::uint32_t* f = frag[half][mt][2 * sub + step];
@@ -247,7 +255,7 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
         }
     NamedSync<256>{}();  // the FP32 tile is complete
     finish_tile<kTileM, 256, ElementOut, NamedSync<256>, kTileN>(p, tile, tid - S::kProducerThreads, NamedSync<256>{},
-                                                                Tokens<TokenT>::kProductRescale);
+                                                                Tokens<TokenT>::kRescale * W::kRescale);
   }
 }
 
