@@ -104,7 +104,8 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
         wv[u][r] = ok ? __ldcs(reinterpret_cast<const uint2*>(w_src[r] + chunk * direct::kChunkBytes)) : make_uint2(0, 0);
         const long long scale_offset =
             kMx ? static_cast<long long>(chunk >> 1) * kScaleChunk + ((chunk & 1) << 1) : static_cast<long long>(chunk) * kScaleChunk;
-        ws[u][r] = ok ? __ldg(w_scale[r] + scale_offset) : 0u;
+        // a missing chunk's zero weights take a scale of 1 (ue8m0 code 0 would read as NaN: Weights<MxFormat>)
+        ws[u][r] = ok ? __ldg(w_scale[r] + scale_offset) : (kMx ? 127u : 0u);
       }
     }
   };

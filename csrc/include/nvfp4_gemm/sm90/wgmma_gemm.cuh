@@ -190,7 +190,14 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
           const std::uint8_t* block = scale_b + mt * kScaleBytes + (kScaleTiles == 2 ? half * kScaleChunk : 0);
           const std::uint32_t wg = *reinterpret_cast<const std::uint32_t*>(block + sc_g);
           const std::uint32_t wg8 = *reinterpret_cast<const std::uint32_t*>(block + sc_g8);
-          const std::uint32_t picked = __byte_perm(wg, wg8, kScaleTiles == 2 ? scale_pick : 0x5410u + 0x2222u * half);
+          std::uint32_t picked = __byte_perm(wg, wg8, kScaleTiles == 2 ? scale_pick : 0x5410u + 0x2222u * half);
+          if constexpr (kScaleTiles == 1) {
+            // segments past K (zero-filled weights) take scale 1, whatever the layout's padding holds: a
+            // ue8m0 code 0 there would read as NaN (Weights<MxFormat>) and 0 x NaN is NaN
+            const int segment_k = (stage_begin + s) * kStageK + half * 64;
+            const std::uint32_t past_k = (segment_k >= p.k ? 0x00FF00FFu : 0u) | (segment_k + 32 >= p.k ? 0xFF00FF00u : 0u);
+            picked = (picked & ~past_k) | (0x7F7F7F7Fu & past_k);
+          }
           const auto sc_lo = W::two_scales(picked), sc_hi = W::two_scales(picked >> 16);
 #pragma unroll
           for (int sub = 0; sub < 2; ++sub) {  // segment 2 half + sub, scale column 2 (2 half + sub) + t / 2
