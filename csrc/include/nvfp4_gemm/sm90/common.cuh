@@ -202,24 +202,16 @@ __device__ __forceinline__ void dequant8(std::uint32_t x, __nv_bfloat162 s, std:
 // weights (fp16 cannot hold every bf16 value; bf16 holds every e2m1 x e4m3 value and every e2m1 x 2^e,
 // |e| <= 125). `kRescale` undoes the tokens' power-of-two factor in the epilogue.
 template <class TokenT>
-struct Tokens;
+struct Tokens {  // 16-bit tokens (__half, __nv_bfloat16) as given
+  using Mma = TokenT;  // the element both MMA operands hold
+  static constexpr bool kQuantized = false;
+  static constexpr float kRescale = 1.0f;
+};
 template <>
 struct Tokens<std::uint8_t> {  // packed NVFP4 tokens with blocked e4m3 scales
-  using Mma = __half;          // the element both MMA operands hold
+  using Mma = __half;
   static constexpr bool kQuantized = true;
   static constexpr float kRescale = 128.0f;  // 2^7
-};
-template <>
-struct Tokens<__half> {
-  using Mma = __half;
-  static constexpr bool kQuantized = false;
-  static constexpr float kRescale = 1.0f;
-};
-template <>
-struct Tokens<__nv_bfloat16> {
-  using Mma = __nv_bfloat16;
-  static constexpr bool kQuantized = false;
-  static constexpr float kRescale = 1.0f;
 };
 
 // Per MMA element type: the pair type and the TMA element type of the token workspace.
