@@ -200,13 +200,13 @@ def _gemm_format(a, a_scale, b_scale) -> GemmFormat:
     weight_only = a.dtype in WEIGHT_ONLY_A_DTYPES
     if weight_only and a_scale is not None:
         raise TypeError(
-            f"a is {a.dtype}: 16-bit activations are used as given (weight-only NVFP4), so a_scale must be None, "
+            f"a is {a.dtype}: 16-bit activations are used as given (weight-only), so a_scale must be None, "
             f"got a {type(a_scale).__name__}"
         )
     if not weight_only and a_scale is None:
         raise TypeError(
             f"a_scale=None means a holds 16-bit values used as given ({_dtype_list(WEIGHT_ONLY_A_DTYPES)}, "
-            f"weight-only NVFP4), got a {a.dtype}: quantized activations need their scales"
+            f"weight-only), got a {a.dtype}: quantized activations need their scales"
         )
     for name, t in (("a_scale", a_scale), ("b_scale", b_scale)):
         if t is None:

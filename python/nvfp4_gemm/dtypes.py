@@ -100,7 +100,7 @@ FP4_E2M1 = ElementFormat("e2m1", ("uint8", "float4_e2m1fn_x2"), bits=4, emax=2, 
 FP8_E4M3 = ElementFormat("e4m3", ("float8_e4m3fn",), bits=8, emax=8, cutlass_type="cutlass::float_e4m3_t")
 # The block-scaled (quantized) element formats: what `quantize` writes and `dequantize` reads.
 ELEMENT_FORMATS = (FP4_E2M1, FP8_E4M3)
-# 16-bit activations a GEMM takes as given, without scales (weight-only NVFP4, "W4A16").
+# 16-bit activations a GEMM takes as given, without scales (weight-only, "W4A16").
 FP16 = ElementFormat("fp16", ("float16",), bits=16, emax=15, cutlass_type="cutlass::half_t", cuda_type="__half")
 BF16 = ElementFormat("bf16", ("bfloat16",), bits=16, emax=127, cutlass_type="cutlass::bfloat16_t",
                      cuda_type="__nv_bfloat16")

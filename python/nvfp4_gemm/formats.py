@@ -74,7 +74,7 @@ SCALE_DTYPES = {getattr(torch, f.scale_dtype): f for f in BLOCK_FORMATS if hasat
 ELEMENT_DTYPES = {
     getattr(torch, name): e for e in ELEMENT_FORMATS for name in e.storage_dtypes if hasattr(torch, name)
 }
-# torch dtype -> the 16-bit activations a GEMM takes as given, a_scale=None (weight-only NVFP4, "W4A16").
+# torch dtype -> the 16-bit activations a GEMM takes as given, a_scale=None (weight-only, "W4A16").
 UNSCALED_DTYPES = {getattr(torch, name): e for e in UNSCALED_ELEMENT_FORMATS for name in e.storage_dtypes}
 WEIGHT_ONLY_A_DTYPES = tuple(UNSCALED_DTYPES)
 
