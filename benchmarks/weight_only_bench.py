@@ -6,6 +6,10 @@ split_k) of the shape is verified against the exact reference and timed; the res
 CUDA events, L2 flushed, warm-up, median, every baseline in the same run.
 
     python benchmarks/weight_only_bench.py [--m 1,2,4,8,16,64,128,512,2048] [--dtype bfloat16] [--json FILE]
+        [--weights nvfp4|mxfp4]
+
+`--weights mxfp4`: MXFP4 weights (ue8m0 per 32) with bf16 activations, `bf16xmxfp4`; no W4A4 column (MX
+quantize has no CUDA kernel).
 
 Bars (issue 14, H200): W4A16 layer / bf16 at M = 1..16 >= 2.5x (geomean), at M = 64..128 >= 1.5x.
 """
@@ -33,13 +37,13 @@ MODEL_LAYERS = ((7168, 7168), (28672, 8192), (8192, 28672), (14336, 4096), (2112
 M_GROUPS = {"decode (M 1-16)": (1, 16, 2.5), "batch (M 64-128)": (64, 128, 1.5), "prefill (M 512-2048)": (512, 2048, None)}
 
 
-def run_shape(m: int, n: int, k: int, dtype: torch.dtype, iters: int) -> dict:
+def run_shape(m: int, n: int, k: int, dtype: torch.dtype, iters: int, weights: str = "nvfp4") -> dict:
     torch.manual_seed(m + n + k)
     linear = torch.nn.Linear(k, n, bias=False, dtype=dtype, device="cuda")
-    w4a16 = NVFP4Linear.from_linear(linear, activations="bf16")
-    w4a4 = NVFP4Linear.from_linear(linear, activations="nvfp4")
+    w4a16 = NVFP4Linear.from_linear(linear, activations="bf16", format=weights)
+    w4a4 = NVFP4Linear.from_linear(linear, activations="nvfp4") if weights == "nvfp4" else None
     x = torch.randn(m, k, dtype=dtype, device="cuda")
-    fmt = "bf16xnvfp4" if dtype == torch.bfloat16 else "fp16xnvfp4"
+    fmt = f"{'bf16' if dtype == torch.bfloat16 else 'fp16'}x{weights}"
     alpha = nvfp4_gemm.formats.gemm_alpha(w4a16.weight_global_scale)
     b, b_scale = w4a16.weight, w4a16.weight_scale
     exact = reference_gemm_float64(x, b, None, b_scale, alpha)  # on the GPU: float64, one rounding below
@@ -47,14 +51,14 @@ def run_shape(m: int, n: int, k: int, dtype: torch.dtype, iters: int) -> dict:
     tolerance = earned_tolerance(exact, magnitude, dtype, fp32_roundings(k))
     del magnitude
     out = torch.empty(m, n, dtype=dtype, device="cuda")
-    # the weights the bf16 layer keeps: the dequantized NVFP4 ones (the same values, 16-bit)
+    # the weights the bf16 layer keeps: the dequantized FP4 ones (the same values, 16-bit)
     weight16 = nvfp4_gemm.formats.dequantize(w4a16.weight, w4a16.weight_scale, torch.float32)
     weight16 = (weight16 * alpha.float()).to(dtype)
     x_fp8, x_rows = _rowwise_fp8(x)
     w_fp8, w_rows = _rowwise_fp8(weight16)
     w_cols = w_rows.t().contiguous()
 
-    row = {"m": m, "n": n, "k": k, "dtype": str(dtype).replace("torch.", "")}
+    row = {"m": m, "n": n, "k": k, "dtype": str(dtype).replace("torch.", ""), "format": fmt}
     with torch.no_grad():
         chosen = resolve(m, n, k, 1, dtype, "cuda", explain=True, format=fmt)
         row["resolver"] = f"{chosen.config.name} split {chosen.split_k}"
@@ -81,6 +85,9 @@ def run_shape(m: int, n: int, k: int, dtype: torch.dtype, iters: int) -> dict:
         row["resolver_us"] = timed.get((chosen.config.name, chosen.split_k))
         row["w4a16_gemm_us"] = time_cuda(lambda: gemm(x, b, None, b_scale, alpha, out=out), iters=iters).median_us
         row["w4a16_layer_us"] = time_cuda(lambda: w4a16(x), iters=iters).median_us
+        if w4a4 is None:
+            row.update(w4a4_layer_us=None, w4a4_quantize_us=None, w4a4_gemm_us=None)
+            return row
         row["w4a4_layer_us"] = time_cuda(lambda: w4a4(x), iters=iters).median_us
         # the W4A4 layer's two parts: dynamic quantize of x, and the NVFP4 x NVFP4 GEMM
         row["w4a4_quantize_us"] = time_cuda(lambda: torch.ops.nvfp4.quantize(x, None, w4a4.weight_global_scale),
@@ -95,26 +102,38 @@ def run_shape(m: int, n: int, k: int, dtype: torch.dtype, iters: int) -> dict:
     return row
 
 
+def _us(value) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _ratio(baseline: float, value) -> str:
+    return "-" if value is None else f"{baseline / value:.2f}"
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--m", default="1,2,4,8,16,64,128,512,2048")
     parser.add_argument("--dtype", choices=("bfloat16", "float16"), default="bfloat16")
     parser.add_argument("--iters", type=int, default=50)
+    parser.add_argument("--weights", choices=("nvfp4", "mxfp4"), default="nvfp4")
     parser.add_argument("--json")
     args = parser.parse_args(argv)
     dtype = getattr(torch, args.dtype)
+    if args.weights == "mxfp4" and dtype != torch.bfloat16:
+        parser.error("--weights mxfp4 runs with bf16 activations (fp16 cannot hold MXFP4 weights' range)")
     rows = []
     print(f"{'M':>5} {'N':>6} {'K':>6} | {'bf16':>7} {'fp8':>7} {'W4A16':>7} {'W4A4':>7} us | "
           f"{'x bf16':>6} {'W4A4 x':>6} | resolver (us) / best", flush=True)
     for m in (int(v) for v in args.m.split(",")):
         for n, k in MODEL_LAYERS:
-            r = run_shape(m, n, k, dtype, args.iters)
+            r = run_shape(m, n, k, dtype, args.iters, args.weights)
             rows.append(r)
+            w4a4 = r["w4a4_layer_us"]
             print(f"{m:>5} {n:>6} {k:>6} | {r['cublas_bf16_us']:7.1f} {r['cublas_fp8_rowwise_us']:7.1f} "
-                  f"{r['w4a16_layer_us']:7.1f} {r['w4a4_layer_us']:7.1f}    | "
-                  f"{r['cublas_bf16_us'] / r['w4a16_layer_us']:6.2f} {r['cublas_bf16_us'] / r['w4a4_layer_us']:6.2f} | "
-                  f"{r['resolver']} ({r['resolver_us'] or float('nan'):.1f}) / {r['best']} ({r['best_us']:.1f}) | "
-                  f"W4A4 = quantize {r['w4a4_quantize_us']:.1f} + gemm {r['w4a4_gemm_us']:.1f}", flush=True)
+                  f"{r['w4a16_layer_us']:7.1f} {_us(w4a4):>7}    | {r['cublas_bf16_us'] / r['w4a16_layer_us']:6.2f} "
+                  f"{_ratio(r['cublas_bf16_us'], w4a4):>6} | {r['resolver']} ({r['resolver_us'] or float('nan'):.1f}) / "
+                  f"{r['best']} ({r['best_us']:.1f})" + ("" if w4a4 is None else
+                  f" | W4A4 = quantize {r['w4a4_quantize_us']:.1f} + gemm {r['w4a4_gemm_us']:.1f}"), flush=True)
     print("\ngeomean ratios to cuBLAS bf16 (layer vs nn.Linear), same run:")
     summary = {}
     for label, (lo, hi, bar) in M_GROUPS.items():
@@ -122,13 +141,13 @@ def main(argv: list[str]) -> int:
         if not group:
             continue
         w4a16 = geomean(r["cublas_bf16_us"] / r["w4a16_layer_us"] for r in group)
-        w4a4 = geomean(r["cublas_bf16_us"] / r["w4a4_layer_us"] for r in group)
+        w4a4 = None if group[0]["w4a4_layer_us"] is None else geomean(r["cublas_bf16_us"] / r["w4a4_layer_us"] for r in group)
         fp8 = geomean(r["cublas_bf16_us"] / r["cublas_fp8_rowwise_us"] for r in group)
         gemm_only = geomean(r["cublas_bf16_us"] / r["w4a16_gemm_us"] for r in group)
         summary[label] = {"w4a16_layer": w4a16, "w4a16_gemm": gemm_only, "w4a4_layer": w4a4, "fp8_gemm": fp8, "bar": bar}
         verdict = "" if bar is None else f" (bar >= {bar}: {'MET' if w4a16 >= bar else 'MISSED'})"
-        print(f"  {label}: W4A16 layer {w4a16:.2f}x{verdict}, W4A16 gemm {gemm_only:.2f}x, W4A4 layer {w4a4:.2f}x, "
-              f"fp8 gemm {fp8:.2f}x")
+        print(f"  {label}: W4A16 layer {w4a16:.2f}x{verdict}, W4A16 gemm {gemm_only:.2f}x, "
+              f"W4A4 layer {'-' if w4a4 is None else f'{w4a4:.2f}x'}, fp8 gemm {fp8:.2f}x")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"environment": environment(), "rows": rows, "summary": summary}, f, indent=1)

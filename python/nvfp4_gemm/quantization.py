@@ -51,15 +51,34 @@ class Quantized(NamedTuple):
     alpha: torch.Tensor  # float32 0-d: 1 / (global_scale * partner_global_scale), partner 1 if not given
 
 
-def _check_scalar(name: str, t: Optional[torch.Tensor], device: torch.device) -> None:
+class _Signature(NamedTuple):
+    """What the rules say of one call signature: rows (the product of x's leading dims), K, the operand
+    format, and the (shape, dtype) of each output field."""
+
+    rows: int
+    k: int
+    fmt: OperandFormat
+    outputs: tuple
+
+
+# Signature verdicts (dtypes, shapes, format, the scalars' dtypes and sizes) are remembered per distinct
+# signature, as the gemm checks do (_checks.check_gemm_args): a repeated call pays for a dict lookup and
+# the per-call storage rules. Bounded: cleared when it grows past this many signatures.
+_SIGNATURE_CACHE_LIMIT = 4096
+_signatures: dict[tuple, _Signature] = {}
+
+
+def _scalar_signature(t: Optional[torch.Tensor]):
+    return None if t is None else (t.dtype, t.numel())
+
+
+def _check_scalar_signature(name: str, t: Optional[torch.Tensor]) -> None:
     if t is None:
         return
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be None or a float32 tensor with one element, got {type(t).__name__}")
     if t.dtype != torch.float32 or t.numel() != 1:
         raise ValueError(f"{name} must be a float32 tensor with one element, got dtype {t.dtype} and {t.numel()} elements")
-    if t.device != device:
-        raise ValueError(f"{name} is on {t.device} but x is on {device}: both must be on one device")
 
 
 def check_quantize_args(
@@ -67,8 +86,25 @@ def check_quantize_args(
     global_scale: Optional[torch.Tensor],
     partner_global_scale: Optional[torch.Tensor],
     format: str = "nvfp4",
-) -> tuple[int, int, OperandFormat]:
-    """Validate the quantize arguments before anything is launched; return (rows, K, the operand format)."""
+) -> _Signature:
+    """Validate the quantize arguments before anything is launched; return what the signature's rules say."""
+    try:
+        key = (x.dtype, x.shape, format, _scalar_signature(global_scale), _scalar_signature(partner_global_scale))
+        signature = _signatures.get(key)
+    except (AttributeError, TypeError):  # not tensors (the full check names them), or symbolic sizes
+        key, signature = None, None
+    if signature is None:
+        signature = _check_signature(x, global_scale, partner_global_scale, format)
+        if key is not None:
+            if len(_signatures) >= _SIGNATURE_CACHE_LIMIT:
+                _signatures.clear()
+            _signatures[key] = signature
+    _check_storage(x, global_scale, partner_global_scale)
+    return signature
+
+
+def _check_signature(x, global_scale, partner_global_scale, format) -> _Signature:
+    """The rules that depend only on the call's signature (see check_quantize_args)."""
     if not isinstance(format, str):
         raise TypeError(f"format must be a str, got {type(format).__name__}")
     fmt = operand_format(format)
@@ -85,8 +121,6 @@ def check_quantize_args(
             f"x.shape[-1] (K) must be a positive multiple of {block} (values per {format} scale), got shape "
             f"{tuple(x.shape)}"
         )
-    if not x.is_contiguous():
-        raise ValueError(f"x must be contiguous (the kernel reads rows of K elements), got strides {x.stride()}")
     rows = math.prod(x.shape[:-1])
     if blocked_scale_numel(rows, k, fmt=fmt.block) > _MAX_SCALE_BYTES:
         raise ValueError(f"x of shape {tuple(x.shape)} needs more than 2^31 blocked scale bytes; quantize it in parts")
@@ -95,8 +129,18 @@ def check_quantize_args(
             f"format={format!r} has no global scale (its scales are powers of two, one per {block} values): pass "
             f"global_scale=None"
         )
-    _check_scalar("global_scale", global_scale, x.device)
-    _check_scalar("partner_global_scale", partner_global_scale, x.device)
+    _check_scalar_signature("global_scale", global_scale)
+    _check_scalar_signature("partner_global_scale", partner_global_scale)
+    return _Signature(rows, k, fmt, _output_specs(x, rows, k, fmt))
+
+
+def _check_storage(x, global_scale, partner_global_scale) -> None:
+    """Contiguity, one device, no grad: properties of the tensors themselves, checked on every call."""
+    if not x.is_contiguous():
+        raise ValueError(f"x must be contiguous (the kernel reads rows of K elements), got strides {x.stride()}")
+    for name, t in (("global_scale", global_scale), ("partner_global_scale", partner_global_scale)):
+        if t is not None and t.device != x.device:
+            raise ValueError(f"{name} is on {t.device} but x is on {x.device}: both must be on one device")
     if torch.is_grad_enabled():
         for name, t in (("x", x), ("global_scale", global_scale), ("partner_global_scale", partner_global_scale)):
             if t is not None and t.requires_grad:
@@ -104,7 +148,6 @@ def check_quantize_args(
                     f"{name} requires grad, but quantize has no backward (its outputs are codes): pass "
                     f"{name}.detach() or call it under torch.no_grad() / torch.inference_mode()"
                 )
-    return rows, k, fmt
 
 
 def _output_specs(
@@ -120,12 +163,12 @@ def _output_specs(
     )
 
 
-def _empty_outputs(x: torch.Tensor, rows: int, k: int, fmt: OperandFormat) -> Quantized:
-    return Quantized(*(x.new_empty(shape, dtype=dtype) for shape, dtype in _output_specs(x, rows, k, fmt)))
+def _empty_outputs(x: torch.Tensor, signature: _Signature) -> Quantized:
+    return Quantized(*(x.new_empty(shape, dtype=dtype) for shape, dtype in signature.outputs))
 
 
-def _check_out(out: Quantized, x: torch.Tensor, rows: int, k: int, fmt: OperandFormat) -> None:
-    for name, given, (shape, dtype) in zip(Quantized._fields, out, _output_specs(x, rows, k, fmt)):
+def _check_out(out: Quantized, x: torch.Tensor, signature: _Signature) -> None:
+    for name, given, (shape, dtype) in zip(Quantized._fields, out, signature.outputs):
         if not isinstance(given, torch.Tensor):
             raise TypeError(f"out.{name} must be a torch.Tensor, got {type(given).__name__}")
         if given.dtype != dtype or tuple(given.shape) != shape or given.device != x.device:
@@ -205,12 +248,13 @@ def quantize(
     NaN, and so does every GEMM output it feeds); a global scale that is not a positive finite
     number makes every block NaN.
     """
-    rows, k, fmt = check_quantize_args(x, global_scale, partner_global_scale, format)
+    signature = check_quantize_args(x, global_scale, partner_global_scale, format)
+    fmt = signature.fmt
     if out is not None:
-        _check_out(out, x, rows, k, fmt)
+        _check_out(out, x, signature)
     if x.device.type == "cuda":
-        result = _empty_outputs(x, rows, k, fmt) if out is None else out
-        _launch_cuda(x, global_scale, partner_global_scale, result, rows, k, fmt)
+        result = _empty_outputs(x, signature) if out is None else out
+        _launch_cuda(x, global_scale, partner_global_scale, result, signature.rows, signature.k, fmt)
         return result
     if x.device.type != "cpu":
         raise ValueError(f"x must be on a CUDA device or the CPU, got {x.device}")
@@ -239,22 +283,24 @@ def _reference(x, global_scale, partner_global_scale, fmt: OperandFormat) -> tup
 
 
 def _quantize_cpu(x, global_scale=None, partner_global_scale=None, format="nvfp4"):
-    *_, fmt = check_quantize_args(x, global_scale, partner_global_scale, format)
-    return _reference(x, global_scale, partner_global_scale, fmt)
+    signature = check_quantize_args(x, global_scale, partner_global_scale, format)
+    return _reference(x, global_scale, partner_global_scale, signature.fmt)
 
 
 def _quantize_cuda(x, global_scale=None, partner_global_scale=None, format="nvfp4"):
-    rows, k, fmt = check_quantize_args(x, global_scale, partner_global_scale, format)
-    out = _empty_outputs(x, rows, k, fmt)
-    _launch_cuda(x, global_scale, partner_global_scale, out, rows, k, fmt)
+    signature = check_quantize_args(x, global_scale, partner_global_scale, format)
+    out = _empty_outputs(x, signature)
+    _launch_cuda(x, global_scale, partner_global_scale, out, signature.rows, signature.k, signature.fmt)
     return tuple(out)
 
 
 def _quantize_fake(x, global_scale=None, partner_global_scale=None, format="nvfp4"):
-    rows, k, fmt = check_quantize_args(x, global_scale, partner_global_scale, format)
-    return tuple(_empty_outputs(x, rows, k, fmt))
+    return tuple(_empty_outputs(x, check_quantize_args(x, global_scale, partner_global_scale, format)))
 
 
+# Non-differentiable (its outputs are codes, and the rules above reject inputs that require grad): no
+# autograd kernel runs, as for gemm (ops.py).
+_lib.impl("quantize", torch.library.fallthrough_kernel, "Autograd")
 _lib.impl("quantize", _quantize_cpu, "CPU")
 _lib.impl("quantize", _quantize_cuda, "CUDA")
 torch.library.register_fake("nvfp4::quantize", _quantize_fake, lib=_lib)

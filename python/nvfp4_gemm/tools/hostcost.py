@@ -22,7 +22,7 @@ from typing import Callable, Optional
 
 import torch
 
-from .. import _C, formats
+from .. import _C, families, formats
 from .harness import HARNESS_INPUTS, generate_input
 from .testing import random_operands
 
@@ -87,7 +87,27 @@ def eager_calls(*, calls: int = 200, bursts: int = 9) -> list[HostCost]:
         ("gpumode.custom_kernel(data)", lambda: custom_kernel(data), "the harness tuple"),
         ("CUDA graph replay", graph.replay, "one captured gemm(out=)"),
     ]
+    family = families.for_sm_major(torch.cuda.get_device_capability()[0])
+    entries += _layer_calls(m, n, k, weight_only="bf16xnvfp4" in family.formats)
     return [HostCost(name, burst_us(fn, calls=calls, bursts=bursts), detail) for name, fn, detail in entries]
+
+
+def _layer_calls(m: int, n: int, k: int, weight_only: bool) -> list:
+    """The quantize op and the layers' forwards (what a quantized model calls per layer), on bf16 x."""
+    from ..nn import NVFP4Linear
+
+    x = torch.randn(m, k, dtype=torch.bfloat16, device="cuda")
+    linear = torch.nn.Linear(k, n, bias=False, dtype=torch.bfloat16, device="cuda")
+    w4a4 = NVFP4Linear.from_linear(linear, activations="nvfp4")
+    quantize = torch.ops.nvfp4.quantize
+    entries = [
+        ("torch.ops.nvfp4.quantize(x)", lambda: quantize(x), "dynamic global scale"),
+        ("NVFP4Linear W4A4 forward", lambda: w4a4(x), "quantize + gemm ops"),
+    ]
+    if weight_only:
+        w4a16 = NVFP4Linear.from_linear(linear, activations="bf16")
+        entries.append(("NVFP4Linear W4A16 forward", lambda: w4a16(x), "the gemm op, a_scale None"))
+    return entries
 
 
 def sm100_prepare(
