@@ -87,6 +87,10 @@ def run_shape(m: int, n: int, k: int, dtype: torch.dtype, iters: int, weights: s
         row["resolver_us"] = timed.get((chosen.config.name, chosen.split_k))
         row["w4a16_gemm_us"] = time_cuda(lambda: gemm(x, b, None, b_scale, alpha, out=out), iters=iters).median_us
         row["w4a16_layer_us"] = time_cuda(lambda: w4a16(x), iters=iters).median_us
+        row["cublas_bf16_us"] = time_cuda(lambda: linear(x), iters=iters).median_us
+        row["cublas_fp8_rowwise_us"] = time_cuda(
+            lambda: torch._scaled_mm(x_fp8, w_fp8.t(), scale_a=x_rows, scale_b=w_cols, out_dtype=dtype), iters=iters
+        ).median_us
         if w4a4 is None:
             row.update(w4a4_layer_us=None, w4a4_quantize_us=None, w4a4_gemm_us=None)
             return row
@@ -97,10 +101,6 @@ def run_shape(m: int, n: int, k: int, dtype: torch.dtype, iters: int, weights: s
         q, q_scale, _, q_alpha = torch.ops.nvfp4.quantize(x, None, w4a4.weight_global_scale)
         row["w4a4_gemm_us"] = time_cuda(lambda: torch.ops.nvfp4.gemm(q, w4a4.weight, q_scale, w4a4.weight_scale, q_alpha, dtype),
                                         iters=iters).median_us
-        row["cublas_bf16_us"] = time_cuda(lambda: linear(x), iters=iters).median_us
-        row["cublas_fp8_rowwise_us"] = time_cuda(
-            lambda: torch._scaled_mm(x_fp8, w_fp8.t(), scale_a=x_rows, scale_b=w_cols, out_dtype=dtype), iters=iters
-        ).median_us
     return row
 
 
