@@ -17,6 +17,7 @@ Bars (issue 14, H200): W4A16 layer / bf16 at M = 1..16 >= 2.5x (geomean), at M =
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 
@@ -41,7 +42,7 @@ def run_shape(m: int, n: int, k: int, dtype: torch.dtype, iters: int, weights: s
     torch.manual_seed(m + n + k)
     linear = torch.nn.Linear(k, n, bias=False, dtype=dtype, device="cuda")
     # MX quantize runs on the CPU only in this build: MXFP4 layers are made there and moved
-    source = linear if weights == "nvfp4" else linear.cpu()
+    source = linear if weights == "nvfp4" else copy.deepcopy(linear).cpu()  # Module.cpu() moves in place
     w4a16 = NVFP4Linear.from_linear(source, activations="bf16", format=weights).to("cuda")
     w4a4 = NVFP4Linear.from_linear(linear, activations="nvfp4") if weights == "nvfp4" else None
     x = torch.randn(m, k, dtype=dtype, device="cuda")
