@@ -120,29 +120,38 @@ def test_sm100_variants_compile_to_what_their_rows_say(sass_by_function):
         assert len(pair_mma) == per_row * sum(r.two_sm for r in rows), arch
 
 
-def test_hopper_kernels_use_fp16_tensor_cores(sass_by_function):
+def test_hopper_kernels_use_16bit_tensor_cores(sass_by_function):
     if "sm_90a" not in _C.compiled_architectures():
         pytest.skip("this build carries no sm_90a kernels")
     from nvfp4_gemm.configs import load_table
+    from nvfp4_gemm.dtypes import gemm_format
 
     table = load_table()
-    mma = [table.by_name(name).mma for name, _, major in _C.kernels() if major == 9]
-    # every __global__ of namespace nvfp4_gemm::sm90: one per registry entry, plus the token prepass
+    rows = [table.by_name(name) for name, _, major in _C.kernels() if major == 9]
+    mma = [row.mma for row in rows]
+    # every __global__ of namespace nvfp4_gemm::sm90: one per registry entry, plus the token prepasses: the
+    # NVFP4 tokens' dequantizing one, and one permuting pass per 16-bit token type of the weight-only rows
     kernels = {name: body for (arch, name), body in sass_by_function.items() if arch == "sm_90a" and "nvfp4_gemm4sm90" in name}
     prepass = [name for name in kernels if "dequant_tokens_kernel" in name]
-    assert len(prepass) == (1 if "wgmma" in mma else 0)
-    gemms = {name: body for name, body in kernels.items() if name not in prepass}
+    permute = [name for name in kernels if "permute_tokens_kernel" in name]
+    wgmma_tokens = {gemm_format(row.format).a.element.name for row in rows if row.mma == "wgmma"}
+    assert len(prepass) == (1 if "e2m1" in wgmma_tokens else 0)
+    assert len(permute) == len(wgmma_tokens - {"e2m1"})
+    gemms = {name: body for name, body in kernels.items() if name not in prepass + permute}
     assert len(gemms) == len(mma)
-    # wgmma kernels show HGMMA (fp16 in, FP32 accumulate), the direct decode kernel HMMA.16816.F32
+    # wgmma kernels show HGMMA (16-bit in, FP32 accumulate), the direct decode kernel HMMA.16816.F32; the
+    # kernels of bf16 activations run the BF16 forms (their weights dequantized to bf16), the others fp16
     hgmma = [name for name, body in gemms.items() if re.search(r"\bHGMMA\.64x\d+x16\.F32\b", body)]
     hmma = [name for name, body in gemms.items() if re.search(r"\bHMMA\.16816\.F32\b", body)]
     assert len(hgmma) == mma.count("wgmma") and len(hmma) == mma.count("direct")
     assert not set(hgmma) & set(hmma)
+    bf16 = [name for name, body in gemms.items() if re.search(r"\b(HGMMA\.64x\d+x16|HMMA\.16816)\.F32\.BF16\b", body)]
+    assert len(bf16) == sum(gemm_format(row.format).a.element.name == "bf16" for row in rows)
     for name in hmma:  # straight from global memory into registers: no shared-memory staging
         assert re.search(r"\bLDG\.E(\.\w+)*\.64\b", gemms[name]) and "LDGSTS" not in gemms[name], f"{name[:80]}... is not direct"
     for name in hgmma:
         body = gemms[name]
-        # raw weights by cp.async and ldmatrix, fp16 tokens by TMA (UTMALDG), stages handed over through
+        # raw weights by cp.async and ldmatrix, 16-bit tokens by TMA (UTMALDG), stages handed over through
         # mbarriers, the prepass waited for through griddepcontrol.wait (ACQBULK)
         for needle in ("LDGSTS", "LDSM", "UTMALDG", "SYNCS", "ACQBULK"):
             assert needle in body, f"{name[:80]}... lacks {needle}"
