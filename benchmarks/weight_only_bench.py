@@ -32,9 +32,8 @@ from nvfp4_gemm.formats import reference_gemm_float64
 from nvfp4_gemm.testing import earned_tolerance, fp32_roundings
 from nvfp4_gemm.timing import geomean, time_cuda
 from nvfp4_gemm.tune import environment
+from sweep_hopper import MODEL_LAYERS  # the Hopper v6 issue's model layers (N, K): this script's folder
 
-# (N, K) of the Hopper v6 issue's model layers (benchmarks/sweep_hopper.py MODEL_LAYERS)
-MODEL_LAYERS = ((7168, 7168), (28672, 8192), (8192, 28672), (14336, 4096), (2112, 7168))
 M_GROUPS = {"decode (M 1-16)": (1, 16, 2.5), "batch (M 64-128)": (64, 128, 1.5), "prefill (M 512-2048)": (512, 2048, None)}
 
 
