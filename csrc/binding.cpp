@@ -340,15 +340,16 @@ class Kernel {
                     std::uintptr_t workspace, std::size_t workspace_capacity, std::uintptr_t counters,
                     std::size_t counter_capacity, int device, std::uintptr_t stream) const {
     require_prepared(entry_);  // before the device is touched: a clear error on any machine
-    // On an H200 (2026-11-23) CUTLASS's sm100 parameter setup crashed the process (segmentation
-    // fault, not investigated further): the hook runs only on a GPU of the kernel's own family.
+    // Only a GPU of the kernel's own family: on an H200 (2026-11-24, cuda-gdb) the driver refuses to
+    // encode the sm100 kernels' FP4 TMA descriptors (cuTensorMapEncodeTiled: CUDA_ERROR_INVALID_VALUE),
+    // and CUTLASS's error path then calls through a null pointer (segmentation fault).
     int major = 0;
     check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
                "cudaDeviceGetAttribute(computeCapabilityMajor)");
     if (major != entry_->sm_major) {
       throw std::runtime_error("prepare_only needs a compute capability " + std::to_string(entry_->sm_major) +
                                ".x GPU (this kernel's family); cuda:" + std::to_string(device) + " is " +
-                               std::to_string(major) + ".x, where the sm100 parameter setup crashed (H200, 2026-11-23)");
+                               std::to_string(major) + ".x, whose driver refuses the sm100 kernels' FP4 TMA descriptors");
     }
     call(a, b, a_scale, b_scale, out, alpha, m, n, k, l, split_k, workspace, workspace_capacity, counters,
          counter_capacity, device, stream, /*launch=*/false);

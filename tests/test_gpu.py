@@ -290,7 +290,7 @@ def test_sm100_prepare_only_on_any_gpu(config, split_k, capfd):
     m, n, k = 128, 7168, 2048
     ops = random_operands(m, n, k, seed=12, device=device)
     if torch.cuda.get_device_capability(index)[0] != 10:
-        # on an H200 the sm100 parameter setup crashed the process: the hook refuses other families
+        # elsewhere the driver refuses the sm100 FP4 TMA descriptors (and CUTLASS then crashes): refused first
         kernel = _C.lookup(config, "float16")
         with pytest.raises(RuntimeError, match=r"prepare_only needs a compute capability 10.x GPU"):
             kernel.prepare_only(ops.a.data_ptr(), ops.b.data_ptr(), ops.a_scale.data_ptr(), ops.b_scale.data_ptr(),

@@ -114,7 +114,8 @@ def sm100_prepare(
     *, calls: int = 200, bursts: int = 9, cases=SM100_PREPARE_CASES, shape=SM100_PREPARE_SHAPE
 ) -> list[HostCost]:
     """Host cost of preparing an sm100 launch (`prepare_only`) per call; a Blackwell GPU (the hook refuses
-    other families: on an H200 the sm100 parameter setup crashed the process). Elsewhere: no rows."""
+    other families: on an H200 the driver refuses to encode the sm100 kernels' FP4 TMA descriptors). Elsewhere:
+    no rows."""
     m, n, k = shape
     device = torch.cuda.current_device()
     if torch.cuda.get_device_capability(device)[0] != 10:
