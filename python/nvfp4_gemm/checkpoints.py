@@ -216,6 +216,8 @@ class _Tensors:
     def __init__(self, source: Union[str, Path, Mapping[str, torch.Tensor]], device: str) -> None:
         self._dict: Optional[Mapping[str, torch.Tensor]] = None
         self._files: dict[str, object] = {}  # tensor name -> open safetensors file
+        self._paths: dict[str, str] = {}  # tensor name -> its file
+        self._safe_open = None
         self.directory: Optional[Path] = None
         if isinstance(source, Mapping):
             self._dict = source
@@ -237,20 +239,31 @@ class _Tensors:
             raise FileNotFoundError(f"checkpoint {str(path)!r} is neither a directory nor a file")
         if not files:
             raise CheckpointError(f"checkpoint directory {str(path)!r} holds no *.safetensors file")
+        self._safe_open, self._device = safe_open, device
         for file in files:
             handle = safe_open(str(file), framework="pt", device=device)
             for name in handle.keys():
                 if name in self._files:
                     raise CheckpointError(f"tensor {name!r} is in two files of {str(path)!r}")
                 self._files[name] = handle
+                self._paths[name] = str(file)
 
     def names(self) -> list[str]:
         return list(self._dict.keys() if self._dict is not None else self._files.keys())
 
     def get(self, name: str) -> torch.Tensor:
+        """A tensor the model keeps as stored (it maps the file: its pages are read on first touch)."""
         if self._dict is not None:
             return self._dict[name]
         return self._files[name].get_tensor(name)
+
+    def get_converted(self, name: str) -> torch.Tensor:
+        """A tensor the loader converts into a new one (scales): read through a mapping of its own, which
+        goes with the tensor, so its file pages leave the process once the conversion is done (through
+        `get`, they would stay mapped beside their converted copy for as long as the model lives)."""
+        if self._dict is not None:
+            return self._dict[name]
+        return self._safe_open(self._paths[name], framework="pt", device=self._device).get_tensor(name)
 
 
 # --- checks of one layer's tensors ------------------------------------------------------------------
@@ -263,7 +276,7 @@ def _per_tensor_scale(tensor: torch.Tensor, name: str, multiplies: bool) -> torc
         tensor.dtype in (torch.float32, torch.bfloat16, torch.float16),
         f"{name}: must be float32 (or a 16-bit float, widened exactly), got {tensor.dtype}",
     )
-    value = tensor.reshape(()).to(torch.float32)
+    value = tensor.reshape(()).to(torch.float32, copy=True)  # owns its bytes: the file mapping can go
     _require(bool(torch.isfinite(value) & (value > 0)), f"{name}: must be a positive finite number, got {float(value)}")
     if multiplies:
         value = torch.ones((), dtype=torch.float32) / value  # one IEEE fp32 division
@@ -316,8 +329,8 @@ def _build_layer(
     dtype = linear.weight.dtype
     reason = ineligibility(k, n, dtype)
     _require(reason is None, f"{full[fmt.packed]}: the kernels cannot take this layer: {reason}")
-    scale = _blocked_scales(tensors.get(full[fmt.scale]), full[fmt.scale], n, k)
-    weight_global = _per_tensor_scale(tensors.get(full[fmt.weight_global]), full[fmt.weight_global], fmt.multiplies)
+    scale = _blocked_scales(tensors.get_converted(full[fmt.scale]), full[fmt.scale], n, k)
+    weight_global = _per_tensor_scale(tensors.get_converted(full[fmt.weight_global]), full[fmt.weight_global], fmt.multiplies)
     has_input_scale = full[fmt.input_global] in names
     mode = activations if activations is not None else ("nvfp4" if has_input_scale else "bf16")
     used = [full[fmt.packed], full[fmt.scale], full[fmt.weight_global]]
@@ -331,7 +344,7 @@ def _build_layer(
     layer.weight_global_scale = weight_global
     if has_input_scale:
         used.append(full[fmt.input_global])
-        input_global = _per_tensor_scale(tensors.get(full[fmt.input_global]), full[fmt.input_global], fmt.multiplies)
+        input_global = _per_tensor_scale(tensors.get_converted(full[fmt.input_global]), full[fmt.input_global], fmt.multiplies)
         if mode == "nvfp4":
             layer.input_global_scale = input_global
     if has_bias:
