@@ -130,15 +130,16 @@ def _gemm_native(data: Sequence[torch.Tensor]) -> torch.Tensor:
     a, b, _sfa, _sfb, sfa_permuted, sfb_permuted, c = data
     try:
         check_no_grad(a, b, sfa_permuted, sfb_permuted, None, c)  # the API's rule, as gemm applies it
+    except ValueError:
+        _prepare(a, b, sfa_permuted, sfb_permuted, c)  # the members' own rules come first, as in gemm
+        raise
+    try:
         _gpumode_call(a, b, sfa_permuted, sfb_permuted, c)
     except RuntimeError:
         original = _C.take_op_error()
-        if original is None:
-            raise
-        raise original from None
-    except (TypeError, ValueError):
-        # the grad rule, or the schema refusing a member that is no tensor: the members' own rules come first
-        _prepare(a, b, sfa_permuted, sfb_permuted, c)
+        if original is not None:
+            raise original from None
+        _prepare(a, b, sfa_permuted, sfb_permuted, c)  # the schema refused a member that is no tensor: its rule
         raise
     return c
 
