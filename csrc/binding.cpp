@@ -422,8 +422,8 @@ py::object take_op_error() {
 }
 }  // namespace
 
-nvfp4_gemm::FirstCallAnswer nvfp4_gemm::op_first_call(const char* module, const char* function,
-                                                      const std::uintptr_t* handles, std::size_t count) {
+nvfp4_gemm::FirstCallAnswer nvfp4_gemm::op_first_call(const char* module, const std::uintptr_t* handles,
+                                                      std::size_t count) {
   py::gil_scoped_acquire gil;
   FirstCallAnswer answer;
   try {
@@ -433,7 +433,7 @@ nvfp4_gemm::FirstCallAnswer nvfp4_gemm::op_first_call(const char* module, const 
       const std::uintptr_t handle = handles[i];
       arguments.append(handle ? py::object(py::capsule(reinterpret_cast<void*>(handle))) : py::object(py::none()));
     }
-    auto result = py::module_::import(module).attr(function)(arguments).cast<py::tuple>();
+    auto result = py::module_::import(module).attr("_op_first_call")(arguments).cast<py::tuple>();
     if (!result[0].is_none()) {
       answer.out_handle = reinterpret_cast<std::uintptr_t>(result[0].cast<py::capsule>().get_pointer());
     }

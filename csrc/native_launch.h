@@ -37,11 +37,10 @@ struct FirstCallAnswer {
   OpPlan plan;
 };
 
-// Calls `module`.`function` (Python) on `handles`: new AtenTensorHandles (0: None) that it takes over,
-// in the order that function documents. It returns (an output handle or None, the plan or None). Keeps
-// the Python exception for take_op_error.
-FirstCallAnswer op_first_call(const char* module, const char* function, const std::uintptr_t* handles,
-                              std::size_t count);
+// Calls the op's Python path, `module`._op_first_call, on `handles`: new AtenTensorHandles (0: None)
+// that it takes over, in the order it documents. It returns (an output handle or None, the plan or
+// None). Keeps the Python exception for take_op_error.
+FirstCallAnswer op_first_call(const char* module, const std::uintptr_t* handles, std::size_t count);
 
 // Signatures the C++ op serves without Python (implemented in torch_op.cpp).
 std::size_t op_plan_count();

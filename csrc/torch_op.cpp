@@ -192,7 +192,7 @@ enum OpTag : int64_t { kGemmOp = 0, kGpumodeOp = 1 };
 // or raises; the plan it made serves `key` from then on. Returns the output handle it answered (or null).
 AtenTensorHandle python_call(const char* module, const std::uintptr_t* handles, std::size_t count,
                              const std::vector<int64_t>& key) {
-  FirstCallAnswer answer = op_first_call(module, "_op_first_call", handles, count);
+  FirstCallAnswer answer = op_first_call(module, handles, count);
   if (!answer.error.empty()) throw std::runtime_error(answer.error);
   if (answer.planned) memo().remember(key, std::move(answer.plan));
   return reinterpret_cast<AtenTensorHandle>(answer.out_handle);
