@@ -80,15 +80,15 @@ def _layouts(members: tuple) -> tuple[tuple, ...]:
     return tuple((t.data_ptr(), t.stride()) for t in members)
 
 
-def _check_length(data: Sequence) -> None:
-    if len(data) != 7:
-        raise ValueError(f"expected (a, b, sfa, sfb, sfa_permuted, sfb_permuted, c), got {len(data)} items")
+def _wrong_length(data: Sequence) -> ValueError:
+    return ValueError(f"expected (a, b, sfa, sfb, sfa_permuted, sfb_permuted, c), got {len(data)} items")
 
 
 def _gemm_python(data: Sequence[torch.Tensor]) -> torch.Tensor:
     """Compute the competition GEMM into ``c`` (the tuple's last element) and return ``c``: the checks
     and views once per tuple, then `nvfp4_gemm.gemm` (a build without the C++ op)."""
-    _check_length(data)
+    if len(data) != 7:
+        raise _wrong_length(data)
     a, b, _sfa, _sfb, sfa_permuted, sfb_permuted, c = data
     members = (a, b, sfa_permuted, sfb_permuted, c)
     prepared = _prepared.get(id(data)) if isinstance(data, tuple) else None
@@ -126,7 +126,8 @@ def _gemm_native(data: Sequence[torch.Tensor]) -> torch.Tensor:
     """Compute the competition GEMM into ``c`` (the tuple's last element) and return ``c``: one call of
     the op `nvfp4::_gpumode`. Errors of its C++ kernel come from the Python path and get their own type
     back here (the dispatcher makes every exception of a C++ kernel a RuntimeError)."""
-    _check_length(data)
+    if len(data) != 7:
+        raise _wrong_length(data)
     a, b, _sfa, _sfb, sfa_permuted, sfb_permuted, c = data
     try:
         check_no_grad(a, b, sfa_permuted, sfb_permuted, None, c)  # the API's rule, as gemm applies it
@@ -150,7 +151,6 @@ _lib = torch.library.Library("nvfp4", "FRAGMENT")
 _lib.define("_gpumode(Tensor a, Tensor b, Tensor sfa_permuted, Tensor sfb_permuted, Tensor(a!) c) -> ()")
 
 
-@torch.no_grad()  # non-differentiable: the output never records the ops inside
 def _gpumode_op_python(a, b, sfa_permuted, sfb_permuted, c):
     """The op on the CPU (the exact reference), and on CUDA where the build has no C++ kernels."""
     ops._gemm_into_python(*_prepare(a, b, sfa_permuted, sfb_permuted, c))
