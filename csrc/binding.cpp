@@ -423,17 +423,21 @@ py::object take_op_error() {
 }
 }  // namespace
 
-nvfp4_gemm::FirstCallAnswer nvfp4_gemm::op_first_call(const std::uintptr_t (&handles)[7]) {
+nvfp4_gemm::FirstCallAnswer nvfp4_gemm::op_first_call(const char* module, const std::uintptr_t* handles,
+                                                      std::size_t count) {
   py::gil_scoped_acquire gil;
   FirstCallAnswer answer;
   try {
     // torch._C._aoti passes tensor handles as PyCapsules
     py::list arguments;
-    for (std::uintptr_t handle : handles) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::uintptr_t handle = handles[i];
       arguments.append(handle ? py::object(py::capsule(reinterpret_cast<void*>(handle))) : py::object(py::none()));
     }
-    auto result = py::module_::import("nvfp4_gemm.ops").attr("_op_first_call")(arguments).cast<py::tuple>();
-    answer.out_handle = reinterpret_cast<std::uintptr_t>(result[0].cast<py::capsule>().get_pointer());
+    auto result = py::module_::import(module).attr("_op_first_call")(arguments).cast<py::tuple>();
+    if (!result[0].is_none()) {
+      answer.out_handle = reinterpret_cast<std::uintptr_t>(result[0].cast<py::capsule>().get_pointer());
+    }
     if (!result[1].is_none()) {
       auto plan = result[1].cast<py::tuple>();
       answer.planned = true;

@@ -29,18 +29,18 @@ struct OpPlan {
   std::vector<std::int64_t> out_sizes;
 };
 
-// What the Python path (nvfp4_gemm.ops._op_first_call) answered for one call.
+// What the Python path of one call answered.
 struct FirstCallAnswer {
-  std::uintptr_t out_handle = 0;  // a new AtenTensorHandle of the output, for the caller to own
+  std::uintptr_t out_handle = 0;  // a new AtenTensorHandle of the output, for the caller to own (0: none)
   std::string error;              // the Python exception's text (the call failed; nothing else is set)
   bool planned = false;           // a kernel ran: `plan` serves the signature from now on
   OpPlan plan;
 };
 
-// handles: new AtenTensorHandles of a, b, a_scale, b_scale, alpha (0: none), out (0: none) and an
-// empty tensor of the out dtype; the Python side takes them over. Keeps the Python exception for
-// take_op_error.
-FirstCallAnswer op_first_call(const std::uintptr_t (&handles)[7]);
+// Calls the op's Python path, `module`._op_first_call, on `handles`: new AtenTensorHandles (0: None)
+// that it takes over, in the order it documents. It returns (an output handle or None, the plan or
+// None). Keeps the Python exception for take_op_error.
+FirstCallAnswer op_first_call(const char* module, const std::uintptr_t* handles, std::size_t count);
 
 // Signatures the C++ op serves without Python (implemented in torch_op.cpp).
 std::size_t op_plan_count();

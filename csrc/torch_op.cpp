@@ -1,4 +1,4 @@
-// The CUDA kernels of `torch.ops.nvfp4.gemm` and `torch.ops.nvfp4._gemm_into`, in C++ through
+// The CUDA kernels of `torch.ops.nvfp4.gemm`, `_gemm_into` and `_gpumode` (the GPU MODE tuple), in C++ through
 // PyTorch's stable ABI (one binary for every torch >= TORCH_TARGET_VERSION).
 //
 // The rules stay in Python (nvfp4_gemm/_checks.py, the one home of every check and message): the
@@ -185,11 +185,22 @@ bool addresses_fit(const Tensor* tensors[], int count, const Tensor* out) {
   return true;
 }
 
-// The Python path (binding.cpp -> nvfp4_gemm.ops._op_first_call): validates, plans and runs the
-// call, or raises; the plan it made serves the signature from then on.
-Tensor python_call(const Tensor& a, const Tensor& b, const std::optional<Tensor>& a_scale, const Tensor& b_scale,
-                   const std::optional<Tensor>& alpha, int32_t out_dtype, const std::optional<Tensor>& out,
-                   const std::vector<int64_t>& key) {
+// Which op a memo key belongs to (its first element): one memo serves both.
+enum OpTag : int64_t { kGemmOp = 0, kGpumodeOp = 1 };
+
+// The Python path of one call (binding.cpp -> `module`._op_first_call): validates, plans and runs it,
+// or raises; the plan it made serves `key` from then on. Returns the output handle it answered (or null).
+AtenTensorHandle python_call(const char* module, const std::uintptr_t* handles, std::size_t count,
+                             const std::vector<int64_t>& key) {
+  FirstCallAnswer answer = op_first_call(module, handles, count);
+  if (!answer.error.empty()) throw std::runtime_error(answer.error);
+  if (answer.planned) memo().remember(key, std::move(answer.plan));
+  return reinterpret_cast<AtenTensorHandle>(answer.out_handle);
+}
+
+Tensor gemm_python_call(const Tensor& a, const Tensor& b, const std::optional<Tensor>& a_scale, const Tensor& b_scale,
+                        const std::optional<Tensor>& alpha, int32_t out_dtype, const std::optional<Tensor>& out,
+                        const std::vector<int64_t>& key) {
   // A zero-element CPU tensor carries out_dtype to Python as a torch.dtype, whatever it is.
   AtenTensorHandle witness = nullptr;
   const int64_t zero = 0, one = 1;
@@ -198,17 +209,30 @@ Tensor python_call(const Tensor& a, const Tensor& b, const std::optional<Tensor>
   const std::uintptr_t handles[7] = {new_handle(a), new_handle(b), a_scale ? new_handle(*a_scale) : 0, new_handle(b_scale),
                                      alpha ? new_handle(*alpha) : 0, out ? new_handle(*out) : 0,
                                      reinterpret_cast<std::uintptr_t>(witness)};
-  FirstCallAnswer answer = op_first_call(handles);
-  if (!answer.error.empty()) throw std::runtime_error(answer.error);
-  Tensor output(reinterpret_cast<AtenTensorHandle>(answer.out_handle));
-  if (answer.planned) memo().remember(key, std::move(answer.plan));
-  return output;
+  return Tensor(python_call("nvfp4_gemm.ops", handles, 7, key));
+}
+
+// Launches a remembered plan on the current stream of `like`'s device; `problem` holds the addresses.
+void launch_plan(const OpPlan& plan, GemmProblem problem, const Tensor& like) {
+  const int device = like.get_device_index();
+  const cudaStream_t stream = current_stream(device);
+  void* workspace = plan.workspace_bytes ? workspaces().get(device, stream, plan.workspace_bytes, like) : nullptr;
+  void* counters = plan.counters
+                       ? counter_buffers().get(device, stream, plan.counters * sizeof(unsigned int), like)
+                       : nullptr;
+  problem.m = plan.m;
+  problem.n = plan.n;
+  problem.k = plan.k;
+  problem.l = plan.l;
+  launch_entry(plan.entry, problem, plan.split_k, workspace, plan.workspace_bytes,
+               static_cast<unsigned int*>(counters), plan.counters, device, stream);
 }
 
 Tensor gemm_impl(const Tensor& a, const Tensor& b, const std::optional<Tensor>& a_scale, const Tensor& b_scale,
                  const std::optional<Tensor>& alpha, int32_t out_dtype, const std::optional<Tensor>& out) {
   thread_local std::vector<int64_t> key;
   key.clear();
+  key.push_back(kGemmOp);
   key.push_back(out_dtype);
   key.push_back(a_scale.has_value());  // None: 16-bit a used as given (weight-only)
   key.push_back(alpha.has_value());
@@ -224,32 +248,22 @@ Tensor gemm_impl(const Tensor& a, const Tensor& b, const std::optional<Tensor>& 
   if (alpha) inputs[input_count++] = &*alpha;
   std::optional<OpPlan> plan = memo().find(key);
   if (!plan || !addresses_fit(inputs, input_count, out ? &*out : nullptr)) {
-    return python_call(a, b, a_scale, b_scale, alpha, out_dtype, out, key);
+    return gemm_python_call(a, b, a_scale, b_scale, alpha, out_dtype, out, key);
   }
 
-  const int device = a.get_device_index();
   Tensor result = out ? *out : [&] {
     AtenTensorHandle handle = nullptr;
     std::vector<int64_t> strides(plan->out_sizes.size(), 1);
     for (int i = static_cast<int>(strides.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * plan->out_sizes[i + 1];
     check_aoti(aoti_torch_empty_strided(static_cast<int64_t>(plan->out_sizes.size()), plan->out_sizes.data(),
-                                        strides.data(), out_dtype, aoti_torch_device_type_cuda(), device,
-                                        &handle),
+                                        strides.data(), out_dtype, aoti_torch_device_type_cuda(),
+                                        a.get_device_index(), &handle),
                "empty_strided");
     return Tensor(handle);
   }();
-  if (address(result) % 16) return python_call(a, b, a_scale, b_scale, alpha, out_dtype, out, key);
+  if (address(result) % 16) return gemm_python_call(a, b, a_scale, b_scale, alpha, out_dtype, out, key);
 
-  const cudaStream_t stream = current_stream(device);
-  void* workspace = plan->workspace_bytes ? workspaces().get(device, stream, plan->workspace_bytes, a) : nullptr;
-  void* counters = plan->counters
-                       ? counter_buffers().get(device, stream, plan->counters * sizeof(unsigned int), a)
-                       : nullptr;
   GemmProblem problem;
-  problem.m = plan->m;
-  problem.n = plan->n;
-  problem.k = plan->k;
-  problem.l = plan->l;
   problem.a = a.data_ptr();
   problem.b = b.data_ptr();
   problem.a_scale_blocked = a_scale ? a_scale->data_ptr() : nullptr;
@@ -257,8 +271,7 @@ Tensor gemm_impl(const Tensor& a, const Tensor& b, const std::optional<Tensor>& 
   problem.out = result.data_ptr();
   problem.alpha = alpha ? static_cast<const float*>(alpha->data_ptr()) : nullptr;
   problem.alpha_per_column = alpha && alpha->numel() > 1;  // the signature's rules allow 1 or N elements
-  launch_entry(plan->entry, problem, plan->split_k, workspace, plan->workspace_bytes,
-               static_cast<unsigned int*>(counters), plan->counters, device, stream);
+  launch_plan(*plan, problem, a);
   return result;
 }
 
@@ -272,6 +285,32 @@ void gemm_into_cuda(Tensor a, Tensor b, std::optional<Tensor> a_scale, Tensor b_
   gemm_impl(a, b, a_scale, b_scale, alpha, out_dtype ? dtype_code(*out_dtype) : dtype_code(out), out);
 }
 
+// The GPU MODE tuple's members (nvfp4_gemm.gpumode): L-last permuted views of L-first contiguous
+// buffers. The signature (strides included) stands for the layout the Python path checked; a permute
+// keeps the data pointer, so the views' addresses are the L-first operands' and the plan launches on them.
+void gpumode_cuda(Tensor a, Tensor b, Tensor sfa_permuted, Tensor sfb_permuted, Tensor c) {
+  thread_local std::vector<int64_t> key;
+  key.clear();
+  key.push_back(kGpumodeOp);
+  for (const Tensor* t : {&a, &b, &sfa_permuted, &sfb_permuted, &c}) append_signature(key, *t);
+
+  const Tensor* inputs[4] = {&a, &b, &sfa_permuted, &sfb_permuted};
+  std::optional<OpPlan> plan = memo().find(key);
+  if (!plan || !addresses_fit(inputs, 4, &c)) {
+    const std::uintptr_t handles[5] = {new_handle(a), new_handle(b), new_handle(sfa_permuted),
+                                       new_handle(sfb_permuted), new_handle(c)};
+    python_call("nvfp4_gemm.tools.gpumode", handles, 5, key);
+    return;
+  }
+  GemmProblem problem;
+  problem.a = a.data_ptr();
+  problem.b = b.data_ptr();
+  problem.a_scale_blocked = sfa_permuted.data_ptr();
+  problem.b_scale_blocked = sfb_permuted.data_ptr();
+  problem.out = c.data_ptr();
+  launch_plan(*plan, problem, a);
+}
+
 }  // namespace
 
 std::size_t op_plan_count() { return memo().size(); }
@@ -281,4 +320,5 @@ std::size_t op_plan_count() { return memo().size(); }
 STABLE_TORCH_LIBRARY_IMPL(nvfp4, CUDA, m) {
   m.impl("gemm", TORCH_BOX(&nvfp4_gemm::gemm_cuda));
   m.impl("_gemm_into", TORCH_BOX(&nvfp4_gemm::gemm_into_cuda));
+  m.impl("_gpumode", TORCH_BOX(&nvfp4_gemm::gpumode_cuda));
 }

@@ -341,11 +341,26 @@ def competition_tuple(m=128, n=64, k=256, l=2, seed=10):
         (0, lambda t: 3, TypeError, r"^a \(tuple member\) must be a torch.Tensor"),
     ],
 )
-def test_gpumode_adapter_names_the_tuple_member(index, replace, error, message):
+@pytest.mark.parametrize("adapter", ["_gemm_python", "gemm"], ids=["python", "entry"])
+def test_gpumode_adapter_names_the_tuple_member(index, replace, error, message, adapter):
     data = competition_tuple()
     data[index] = replace(data[index])
     with pytest.raises(error, match=message):
-        nvfp4_gemm.gpumode.gemm(data)
+        getattr(nvfp4_gemm.gpumode, adapter)(data)
+
+
+@pytest.mark.parametrize("adapter", ["_gemm_python", "gemm"], ids=["python", "entry"])
+def test_gpumode_adapter_refuses_a_short_tuple_and_a_c_over_a(adapter):
+    data = competition_tuple()
+    with pytest.raises(ValueError, match=r"^expected \(a, b, sfa, sfb, sfa_permuted, sfb_permuted, c\), got 6 items"):
+        getattr(nvfp4_gemm.gpumode, adapter)(data[:6])
+    # c in the harness's layout, inside a's buffer: the out= rule names the operand it would overwrite
+    a, c = data[0], data[-1]
+    arena = a.permute(2, 0, 1).contiguous().view(torch.uint8)  # (L, M, K/2) bytes, 2 * 128 * 128
+    data[0] = arena.view(a.dtype).permute(1, 2, 0)
+    data[-1] = arena.reshape(-1)[: c.numel() * 2].view(torch.float16).view(c.permute(2, 0, 1).shape).permute(1, 2, 0)
+    with pytest.raises(ValueError, match=r"^out overlaps a in memory"):
+        getattr(nvfp4_gemm.gpumode, adapter)(data)
 
 
 # 10. out= sharing memory with an input ----------------------------------------------------------------

@@ -143,6 +143,107 @@ def test_gpumode_adapter_on_gpu():
     check_exact(result.permute(2, 0, 1), ops, torch.float16)
 
 
+GPUMODE_SHAPES = [(m, n, k, 1) for m, n, k, _ in RANKED_SHAPES] + [(7, 136, 544, 1), (129, 264, 800, 2)]
+
+
+def l_first(data):
+    """The L-first views of a harness tuple's operands (a, b, scales, c), as the adapter makes them."""
+    a, b, _sfa, _sfb, sfa_permuted, sfb_permuted, c = data
+    scales = (t.permute(5, 2, 4, 0, 1, 3) for t in (sfa_permuted, sfb_permuted))
+    return (a.permute(2, 0, 1), b.permute(2, 0, 1), *scales, c.permute(2, 0, 1))
+
+
+@pytest.mark.parametrize("m,n,k,l", GPUMODE_SHAPES)
+def test_gpumode_op_equals_gemm_out_on_the_l_first_views(m, n, k, l):
+    """custom_kernel (the C++ op where the build has it: its first call through Python, the next from
+    its plan) writes exactly what gemm(out=) writes on the L-first views, over new data too."""
+    device = supported_gpu_or_skip()
+    from nvfp4_gemm.gpumode import custom_kernel
+    from test_ops import competition_tuple
+
+    for seed in (m + n, m + n + 1):  # the second tuple: the same signature, new data and addresses
+        data, ops = competition_tuple(m, n, k, l, seed=seed, device=device)
+        a, b, sfa, sfb, c = l_first(data)
+        want = poisoned(c.shape, torch.float16, device)
+        nvfp4_gemm.gemm(a, b, sfa, sfb, out=want)
+        for _ in range(2):
+            c.fill_(float("nan"))
+            assert custom_kernel(data) is data[-1]
+            assert torch.equal(c, want)
+        check_exact(c, ops, torch.float16)
+
+
+def test_gpumode_op_serves_a_signature_without_python(monkeypatch):
+    """The C++ op: the first call of a tuple signature runs the Python path and leaves one plan; later
+    tuples of that signature (new data, new addresses) launch without Python. A member swapped for a
+    misaligned or an overlapping view of the same signature takes the Python path again, which raises
+    the error the Python adapter raises."""
+    device = supported_gpu_or_skip()
+    if not _C.HAS_TORCH_OP:
+        pytest.skip("this build's op kernels are Python (built without torch)")
+    from nvfp4_gemm.tools import gpumode
+    from test_ops import competition_tuple
+
+    m, n, k, l = 72, 136, 1056, 2  # a signature no other test uses
+    signatures = _C.op_plan_count()
+    first, ops = competition_tuple(m, n, k, l, seed=70, device=device)
+    gpumode.custom_kernel(first)
+    check_exact(first[-1].permute(2, 0, 1), ops, torch.float16)
+    assert _C.op_plan_count() == signatures + 1
+
+    def no_python(handles):
+        raise AssertionError("the Python path ran for a remembered signature")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(gpumode, "_op_first_call", no_python)
+        for seed in (71, 72):
+            data, ops = competition_tuple(m, n, k, l, seed=seed, device=device)
+            gpumode.custom_kernel(data)
+            check_exact(data[-1].permute(2, 0, 1), ops, torch.float16)
+    assert _C.op_plan_count() == signatures + 1
+
+    a, c = first[0], first[-1]
+    arena = torch.empty(a.numel() + 1, dtype=torch.uint8, device=device)
+    shifted = arena[1:].view(a.permute(2, 0, 1).shape)
+    shifted.copy_(a.permute(2, 0, 1).view(torch.uint8))
+    misaligned = (shifted.view(a.dtype).permute(1, 2, 0), *first[1:])
+    # c in the harness's layout inside a's buffer (N * 4 <= K: it fits)
+    inside_a = a.permute(2, 0, 1).view(torch.uint8).reshape(-1)[: c.numel() * 2]
+    overlapping = (*first[:6], inside_a.view(torch.float16).view(c.permute(2, 0, 1).shape).permute(1, 2, 0))
+    assert misaligned[0].stride() == a.stride() and overlapping[-1].stride() == c.stride()  # the same signature
+    for data, message in ((misaligned, r"^a must start at a 16-byte aligned address"),
+                          (overlapping, r"^out overlaps a in memory")):
+        for adapter in (gpumode._gemm_python, gpumode.custom_kernel):
+            with pytest.raises(ValueError, match=message):
+                adapter(data)
+    assert _C.op_plan_count() == signatures + 1
+
+
+def test_gpumode_op_replays_from_a_cuda_graph():
+    device = supported_gpu_or_skip()
+    from nvfp4_gemm.gpumode import custom_kernel
+    from test_ops import competition_tuple
+
+    data, ops = competition_tuple(128, 7168, 2048, 1, seed=80, device=device)
+    c = data[-1]
+    stream = torch.cuda.Stream(device)
+    stream.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(stream):
+        for _ in range(2):  # the plan, and the C++ op's buffers for this stream, exist before capture
+            custom_kernel(data)
+    stream.synchronize()
+    eager = c.clone()
+    check_exact(eager.permute(2, 0, 1), ops, torch.float16)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        custom_kernel(data)
+    for _ in range(3):
+        c.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(c, eager), "a replay differs from the eager call"
+
+
 def test_runs_on_the_current_stream():
     device = supported_gpu_or_skip()
     ops = random_operands(256, 512, 1024, seed=3, device=device)

@@ -8,6 +8,7 @@ import nvfp4_gemm
 from nvfp4_gemm import _C, formats
 from nvfp4_gemm.harness import generate_input
 from nvfp4_gemm.testing import random_operands
+from nvfp4_gemm.tools import gpumode
 
 from conftest import poisoned
 
@@ -128,52 +129,107 @@ def competition_tuple(m, n, k, l, seed, device="cpu"):
     return generate_input(m, n, k, l, seed=seed, device=device)
 
 
+# Both implementations of the adapter: the Python one (builds without the C++ op) and the entry point
+# (the op `nvfp4::_gpumode` where the build has it; the same Python one elsewhere).
+ADAPTERS = pytest.mark.parametrize("adapter", [gpumode._gemm_python, gpumode.gemm], ids=["python", "entry"])
+
+
+@ADAPTERS
 @pytest.mark.parametrize("l", [1, 2])
-def test_gpumode_adapter(l):
+def test_gpumode_adapter(l, adapter):
     data, ops = competition_tuple(128, 64, 256, l, seed=14)
-    result = nvfp4_gemm.gpumode.gemm(data)
+    result = adapter(data)
     assert result is data[-1]
     want = formats.reference_gemm(ops.a, ops.b, ops.a_scale, ops.b_scale)  # (L, M, N)
     assert torch.equal(result.permute(2, 0, 1), want)
 
 
-def test_gpumode_adapter_rejects_a_copy_in_the_wrong_layout():
+@ADAPTERS
+def test_gpumode_adapter_rejects_a_copy_in_the_wrong_layout(adapter):
     data, _ = competition_tuple(128, 64, 256, 2, seed=15)
     data = list(data)
     data[4] = data[4].contiguous()  # a repacked copy, no longer the harness's view
     with pytest.raises(ValueError, match=r"^sfa_permuted .* is not a permuted view"):
-        nvfp4_gemm.gpumode.gemm(data)
+        adapter(data)
 
 
-def test_gpumode_adapter_prepares_a_tuple_once_and_follows_its_tensors():
+@ADAPTERS
+def test_gpumode_adapter_prepares_a_tuple_once_and_follows_its_tensors(adapter):
     """The adapter keeps each tuple's views: new data written into the same tensors is read; a
     member whose storage or layout changed is prepared (and checked) again; a list is checked every call."""
     data, ops = competition_tuple(128, 64, 256, 2, seed=16)
-    nvfp4_gemm.gpumode.gemm(data)
+    adapter(data)
     other_data, other = competition_tuple(128, 64, 256, 2, seed=17)
     for index in (0, 1, 4, 5):  # a, b and the scales the adapter reads, in place: same tensors and storages
         data[index].copy_(other_data[index])
     c = data[-1].fill_(float("nan"))
-    assert nvfp4_gemm.gpumode.gemm(data) is c
+    assert adapter(data) is c
     want = formats.reference_gemm(other.a, other.b, other.a_scale, other.b_scale)
     assert torch.equal(c.permute(2, 0, 1), want)
     # c moved to a new storage (same object): the result lands there
     c.set_(torch.full_like(c.permute(2, 0, 1).contiguous(), float("nan")).permute(1, 2, 0))
-    nvfp4_gemm.gpumode.gemm(data)
+    adapter(data)
     assert torch.equal(c.permute(2, 0, 1), want)
     assert isinstance(data, tuple)
     # a member replaced by a copy in the wrong layout: checked again, and refused
     data = list(data)
     data[5] = data[5].contiguous()
     with pytest.raises(ValueError, match=r"^sfb_permuted .* is not a permuted view"):
-        nvfp4_gemm.gpumode.gemm(data)
+        adapter(data)
+
+
+def test_gpumode_entry_is_the_op_where_the_build_has_it():
+    assert gpumode.gemm is (gpumode._gemm_native if _C.HAS_TORCH_OP else gpumode._gemm_python)
+    assert str(torch.ops.nvfp4._gpumode.default._schema) == (
+        "nvfp4::_gpumode(Tensor a, Tensor b, Tensor sfa_permuted, Tensor sfb_permuted, Tensor(a!) c) -> ()"
+    )
+
+
+def gpumode_op_args(data):
+    a, b, _sfa, _sfb, sfa_permuted, sfb_permuted, c = data
+    return a, b, sfa_permuted, sfb_permuted, c
+
+
+@pytest.mark.parametrize("l", [1, 3])
+def test_gpumode_opcheck(l, float8_bitwise_allclose):
+    # FP4 operands as uint8 (the adapter takes both): CPU torch cannot clone float4 for test_schema
+    data, ops = competition_tuple(72, 48, 352, l, seed=18)
+    a, b, sfa_permuted, sfb_permuted, c = gpumode_op_args(data)
+    args = (a.view(torch.uint8), b.view(torch.uint8), sfa_permuted, sfb_permuted, c)
+    torch.library.opcheck(torch.ops.nvfp4._gpumode.default, args)
+    torch.ops.nvfp4._gpumode(*args)
+    assert torch.equal(c.permute(2, 0, 1), formats.reference_gemm(ops.a, ops.b, ops.a_scale, ops.b_scale))
+
+
+def test_gpumode_fake_checks_the_tuple():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    data, _ = competition_tuple(128, 64, 256, 2, seed=19)
+    args = gpumode_op_args(data)
+    with FakeTensorMode() as mode:
+        fake = [mode.from_tensor(t) for t in args]
+        assert torch.ops.nvfp4._gpumode(*fake) is None
+        with pytest.raises(ValueError, match=r"^c \(tuple member\) must be \(M, N, L\) = \(128, 64, 2\)"):
+            torch.ops.nvfp4._gpumode(*fake[:4], fake[4][:, :32])
+        with pytest.raises(ValueError, match=r"^b of shape .* is not a permuted view"):
+            torch.ops.nvfp4._gpumode(fake[0], fake[1].contiguous(), *fake[2:])
+
+
+@ADAPTERS
+def test_gpumode_adapter_refuses_a_c_that_requires_grad(adapter):
+    data, _ = competition_tuple(128, 64, 256, 2, seed=20)
+    data[-1].requires_grad_()
+    with pytest.raises(ValueError, match=r"^out requires grad"):
+        adapter(data)
+    with torch.no_grad():  # the API's rule holds with grad mode on only, as gemm's
+        adapter(data)
 
 
 def test_cuda_kernels_registration_matches_the_build():
     """A build with torch registers the op's CUDA kernels from C++ (csrc/torch_op.cpp); one without
     registers the Python ones. Either way the op and the private out= op have a CUDA kernel, and the
     Autograd kernel falls through (non-differentiable)."""
-    for name in ("nvfp4::gemm", "nvfp4::_gemm_into"):
+    for name in ("nvfp4::gemm", "nvfp4::_gemm_into", "nvfp4::_gpumode"):
         table = torch._C._dispatch_dump_table(name)
         cuda = next(line for line in table.splitlines() if line.startswith("CUDA:"))
         assert ("torch_op.cpp" in cuda) == _C.HAS_TORCH_OP, cuda

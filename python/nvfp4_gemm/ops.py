@@ -395,26 +395,34 @@ def _gemm_native(a, b, a_scale, b_scale, alpha, out_dtype, out) -> torch.Tensor:
         raise original from None
 
 
-@torch.no_grad()  # non-differentiable: the output never records the ops inside
-def _op_first_call(handles: list) -> tuple[object, Optional[tuple]]:
-    """The C++ op's first call of a signature (and any call whose addresses it cannot vouch for):
-    the whole Python path - validate, plan, launch - on the tensors behind `handles` (capsules of
-    a, b, a_scale, b_scale, alpha or None, out or None, then an empty tensor of out_dtype), whose
-    references this takes over. Returns a handle of the output (for the caller to own) and the plan the
-    C++ op then serves the signature with (None when there was no launch)."""
+def _take_handles(handles: list) -> list:
+    """The tensors behind a C++ op's handles (capsules, or None), whose references this takes over."""
     take = torch._C._aoti.alloc_tensor_by_stealing_from_void_ptr
-    a, b, a_scale, b_scale, alpha, out, witness = (None if h is None else take(h) for h in handles)
-    out_dtype = witness.dtype
+    return [None if h is None else take(h) for h in handles]
+
+
+def _run_and_plan(a, b, a_scale, b_scale, alpha, out, out_dtype) -> tuple[torch.Tensor, Optional[tuple]]:
+    """The whole Python path of one CUDA call of the op's rules - validate, plan, launch - and the plan a
+    C++ op then serves the signature with: (kernel entry, split_k, workspace bytes, counters, m, n, k, l,
+    out shape), or None when there was no launch."""
     shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, out, grad_rule=False)
     if out is None:
         out = torch.empty(shape.out_shape, dtype=out_dtype, device=a.device)
-    plan_tuple = None
     if shape.empty:
         _answer_empty(alpha, out)
-    else:
-        _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, None)
-        index = _device_index(a.device)
-        plan = _plans[(index, shape.format.name, shape.m, shape.n, shape.k, shape.l, out.dtype, None, None)]
-        plan_tuple = (plan.kernel.entry_address, plan.split_k, plan.workspace_bytes, plan.counters,
-                      shape.m, shape.n, shape.k, shape.l, list(shape.out_shape))
-    return torch._C._aoti.unsafe_alloc_void_ptr_from_tensor(out), plan_tuple
+        return out, None
+    _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, None)
+    plan = _plans[(_device_index(a.device), shape.format.name, shape.m, shape.n, shape.k, shape.l, out.dtype, None, None)]
+    return out, (plan.kernel.entry_address, plan.split_k, plan.workspace_bytes, plan.counters,
+                 shape.m, shape.n, shape.k, shape.l, list(shape.out_shape))
+
+
+@torch.no_grad()  # non-differentiable: the output never records the ops inside
+def _op_first_call(handles: list) -> tuple[object, Optional[tuple]]:
+    """The C++ op's first call of a signature (and any call whose addresses it cannot vouch for):
+    the whole Python path on the tensors behind `handles` (capsules of a, b, a_scale, b_scale, alpha
+    or None, out or None, then an empty tensor of out_dtype). Returns a handle of the output (for the
+    caller to own) and the plan (`_run_and_plan`)."""
+    a, b, a_scale, b_scale, alpha, out, witness = _take_handles(handles)
+    out, plan = _run_and_plan(a, b, a_scale, b_scale, alpha, out, witness.dtype)
+    return torch._C._aoti.unsafe_alloc_void_ptr_from_tensor(out), plan

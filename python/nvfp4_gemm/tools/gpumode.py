@@ -5,15 +5,22 @@ The harness passes ``(a, b, sfa, sfb, sfa_permuted, sfb_permuted, c)`` with
 buffers, and ``sfa_permuted`` (32, 4, R/128, 4, C/4, L) as a strided view of a contiguous
 (L, R/128, C/4, 32, 4, 4) buffer, which is byte-for-byte the blocked layout. So every operand is a
 zero-copy permute away from what `nvfp4_gemm.gemm` takes; the plain `sfa`/`sfb` are not used.
+
+Where the extension was built with torch (`_C.HAS_TORCH_OP`), `custom_kernel` is one call of the private
+op `nvfp4::_gpumode`, whose CUDA kernel is C++ (csrc/torch_op.cpp): the first call of each signature
+(the five tensors' dtypes, devices, sizes and strides) runs this module's checks and gemm's Python path
+on the L-first views, and later calls launch the plan it made with the tuple's own addresses (a permute
+keeps the data pointer), without Python. Elsewhere the adapter is Python, each tuple prepared once.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import torch
 
-from .._checks import OUT_DTYPE_NAMES
+from .. import _C, ops
+from .._checks import OUT_DTYPE_NAMES, check_no_grad
 from ..formats import FP4_DTYPES
 from ..ops import gemm as _gemm
 
@@ -73,10 +80,15 @@ def _layouts(members: tuple) -> tuple[tuple, ...]:
     return tuple((t.data_ptr(), t.stride()) for t in members)
 
 
-def gemm(data: Sequence[torch.Tensor]) -> torch.Tensor:
-    """Compute the competition GEMM into ``c`` (the tuple's last element) and return ``c``."""
+def _wrong_length(data: Sequence) -> ValueError:
+    return ValueError(f"expected (a, b, sfa, sfb, sfa_permuted, sfb_permuted, c), got {len(data)} items")
+
+
+def _gemm_python(data: Sequence[torch.Tensor]) -> torch.Tensor:
+    """Compute the competition GEMM into ``c`` (the tuple's last element) and return ``c``: the checks
+    and views once per tuple, then `nvfp4_gemm.gemm` (a build without the C++ op)."""
     if len(data) != 7:
-        raise ValueError(f"expected (a, b, sfa, sfb, sfa_permuted, sfb_permuted, c), got {len(data)} items")
+        raise _wrong_length(data)
     a, b, _sfa, _sfb, sfa_permuted, sfb_permuted, c = data
     members = (a, b, sfa_permuted, sfb_permuted, c)
     prepared = _prepared.get(id(data)) if isinstance(data, tuple) else None
@@ -110,6 +122,62 @@ def _prepare(a, b, sfa_permuted, sfb_permuted, c) -> tuple[torch.Tensor, ...]:
     )
 
 
+def _gemm_native(data: Sequence[torch.Tensor]) -> torch.Tensor:
+    """Compute the competition GEMM into ``c`` (the tuple's last element) and return ``c``: one call of
+    the op `nvfp4::_gpumode`. Errors of its C++ kernel come from the Python path and get their own type
+    back here (the dispatcher makes every exception of a C++ kernel a RuntimeError)."""
+    if len(data) != 7:
+        raise _wrong_length(data)
+    a, b, _sfa, _sfb, sfa_permuted, sfb_permuted, c = data
+    try:
+        check_no_grad(a, b, sfa_permuted, sfb_permuted, None, c)  # the API's rule, as gemm applies it
+    except ValueError:
+        _prepare(a, b, sfa_permuted, sfb_permuted, c)  # the members' own rules come first, as in gemm
+        raise
+    try:
+        _gpumode_call(a, b, sfa_permuted, sfb_permuted, c)
+    except RuntimeError:
+        original = _C.take_op_error()
+        if original is not None:
+            raise original from None
+        _prepare(a, b, sfa_permuted, sfb_permuted, c)  # the schema refused a member that is no tensor: its rule
+        raise
+    return c
+
+
+# --- nvfp4::_gpumode: the tuple in one dispatcher call (private) ---------------------------------
+
+_lib = torch.library.Library("nvfp4", "FRAGMENT")
+_lib.define("_gpumode(Tensor a, Tensor b, Tensor sfa_permuted, Tensor sfb_permuted, Tensor(a!) c) -> ()")
+
+
+def _gpumode_op_python(a, b, sfa_permuted, sfb_permuted, c):
+    """The op on the CPU (the exact reference), and on CUDA where the build has no C++ kernels."""
+    ops._gemm_into_python(*_prepare(a, b, sfa_permuted, sfb_permuted, c))
+
+
+def _gpumode_op_fake(a, b, sfa_permuted, sfb_permuted, c):
+    ops._gemm_into_fake(*_prepare(a, b, sfa_permuted, sfb_permuted, c))
+
+
+@torch.no_grad()  # non-differentiable: the output never records the ops inside
+def _op_first_call(handles: list) -> tuple[None, Optional[tuple]]:
+    """The C++ op's first call of a signature (and any call whose addresses it cannot vouch for), on the
+    tensors behind `handles` (capsules of a, b, sfa_permuted, sfb_permuted, c): the adapter's checks,
+    then gemm's Python path on the L-first views. Returns no output (c is written) and the plan."""
+    views = _prepare(*ops._take_handles(handles))
+    return None, ops._run_and_plan(*views[:4], None, views[4], views[4].dtype)[1]
+
+
+_lib.impl("_gpumode", torch.library.fallthrough_kernel, "Autograd")  # non-differentiable, as the other ops
+_lib.impl("_gpumode", _gpumode_op_python, "CPU")
+if not _C.HAS_TORCH_OP:  # else the C++ kernel of torch_op.cpp, registered when _C loaded
+    _lib.impl("_gpumode", _gpumode_op_python, "CUDA")
+torch.library.register_fake("nvfp4::_gpumode", _gpumode_op_fake, lib=_lib)
+# The overload's C++ callable (what OpOverload.__call__ calls): one Python frame less per call.
+_gpumode_call = getattr(torch.ops.nvfp4._gpumode.default, "_op", torch.ops.nvfp4._gpumode.default)
+
+gemm = _gemm_native if _C.HAS_TORCH_OP else _gemm_python
 # GPU MODE submissions name their entry point `custom_kernel(data)`, so a submission file can be
 # `from nvfp4_gemm.gpumode import custom_kernel`. One function under both names: no extra call.
 custom_kernel = gemm
