@@ -354,8 +354,13 @@ def test_quantize_then_gemm_is_the_exact_gemm_of_the_quantized_operands(a_format
     g = torch.Generator().manual_seed(6)
     x = torch.randn(48, 256, generator=g).to(torch.bfloat16)
     w = (torch.randn(40, 256, generator=g) * 0.02).to(torch.bfloat16)
-    qa = nvfp4_gemm.quantize(x, format=a_format)
-    qw = nvfp4_gemm.quantize(w, format="mxfp4")
+    check_quantized_gemm(x, w, nvfp4_gemm.quantize(x, format=a_format), nvfp4_gemm.quantize(w, format="mxfp4"),
+                         a_format, gemm_format)
+
+
+def check_quantized_gemm(x, w, qa: Quantized, qw: Quantized, a_format: str, gemm_format: str):
+    """The GEMM of CPU operands qa, qw (x and w quantized) is the GEMM format named, its result the exact
+    product of the quantized values rounded once, and close to x @ w.T."""
     shape = nvfp4_gemm._checks.check_gemm_args(qa.data, qw.data, qa.scale, qw.scale, None, torch.float32)
     assert shape.format.name == gemm_format
     out = nvfp4_gemm.gemm(qa.data, qw.data, qa.scale, qw.scale, out_dtype=torch.float32)

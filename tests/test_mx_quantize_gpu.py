@@ -15,7 +15,7 @@ from nvfp4_gemm.dtypes import operand_format
 from nvfp4_gemm.quantization import Quantized
 
 from test_gpu import supported_gpu_or_skip
-from test_mx_quantize import assert_mx_bitwise, mx_reference, mx_special_x, span_of, spread_x
+from test_mx_quantize import assert_mx_bitwise, check_quantized_gemm, mx_reference, mx_special_x, span_of, spread_x
 
 pytestmark = pytest.mark.gpu
 
@@ -131,11 +131,4 @@ def test_quantize_on_cuda_then_gemm(a_format, gemm_format):
     qw = Quantized(*(t.cpu() for t in nvfp4_gemm.quantize(w.to(device), format="mxfp4")))
     assert_mx_bitwise(qa, nvfp4_gemm.quantize(x, format=a_format))
     assert_mx_bitwise(qw, nvfp4_gemm.quantize(w, format="mxfp4"))
-    shape = nvfp4_gemm._checks.check_gemm_args(qa.data, qw.data, qa.scale, qw.scale, None, torch.float32)
-    assert shape.format.name == gemm_format
-    out = nvfp4_gemm.gemm(qa.data, qw.data, qa.scale, qw.scale, out_dtype=torch.float32)
-    a_values = formats.dequantize(qa.data, qa.scale, torch.float64)
-    w_values = formats.dequantize(qw.data, qw.scale, torch.float64)
-    assert torch.equal(out, formats.round_once(a_values @ w_values.T, torch.float32))
-    exact = x.double() @ w.double().T
-    assert float((out.double() - exact).norm() / exact.norm()) < (0.2 if a_format == "mxfp4" else 0.12)
+    check_quantized_gemm(x, w, qa, qw, a_format, gemm_format)
