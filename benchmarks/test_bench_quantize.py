@@ -90,7 +90,8 @@ def test_quantize_mx_large(benchmark, fmt):
 @pytest.mark.parametrize("m", [1, 2, 4, 8, 16, 32, 64, 128])
 def test_quantize_decode(benchmark, m, mode):
     k = 7168
-    fn = verified_quantize(random_bf16(m, k, seed=m), torch.tensor([100.0], device="cuda") if mode == "static" else None)
+    global_scale = torch.tensor([100.0], device="cuda") if mode == "static" else None
+    fn = verified_quantize(random_bf16(m, k, seed=m), global_scale)
     time_decode(benchmark, fn, f"{mode} bf16 {m}x{k}")
 
 

@@ -74,7 +74,8 @@ def spread_x(rows: int, k: int, seed: int, dtype=torch.float32, span: int = 30) 
     """Normal values, each block of 32 scaled by its own power of two in 2^-span .. 2^span, a few zeros."""
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(rows, k // 32, 32, generator=g)
-    x = x * torch.ldexp(torch.ones(rows, k // 32, 1), torch.randint(-span, span + 1, (rows, k // 32, 1), generator=g).float())
+    exponents = torch.randint(-span, span + 1, (rows, k // 32, 1), generator=g).float()
+    x = x * torch.ldexp(torch.ones(rows, k // 32, 1), exponents)
     x[torch.rand(x.shape, generator=g) < 0.05] = 0.0
     return x.reshape(rows, k).to(dtype)
 

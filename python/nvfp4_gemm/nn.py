@@ -85,7 +85,8 @@ class NVFP4Linear(nn.Module):
     alpha = 1 / (gs_x * gs_w). activations="mxfp4" or "mxfp8" (MXFP4 weights): x is quantized to MX on
     every call (no global scale; on CUDA by the MX quantize kernel) and the MXFP4 x MXFP4 or MXFP8 x MXFP4
     (W4A8) GEMM runs where a kernel family takes that format (families.Family.formats; the CPU reference
-    always; elsewhere the GEMM's NotImplementedError, before any launch). activations="bf16": weight-only, `x @ dequant(W).T` with x as given (16-bit), one rounding.
+    always; elsewhere the GEMM's NotImplementedError, before any launch). activations="bf16":
+    weight-only, `x @ dequant(W).T` with x as given (16-bit), one rounding.
     The default activations are the weights' format. The output has x's dtype; the bias is added to it
     in that dtype. Inference only: nothing here has a backward, and an input that requires grad is an error.
     """

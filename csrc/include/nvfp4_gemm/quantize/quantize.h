@@ -51,7 +51,8 @@ struct QuantizeProblem {
   int k = 0;     // elements per row, a positive multiple of the format's values per scale
 
   const void* x = nullptr;                      // (rows, k) row-major, 16-byte aligned
-  const float* global_scale = nullptr;          // NVFP4's static global scale (device scalar); nullptr: dynamic (MX: nullptr)
+  const float* global_scale = nullptr;          // NVFP4's static global scale (device scalar); nullptr: dynamic
+                                                // (MX, which has none: nullptr)
   const float* partner_global_scale = nullptr;  // the GEMM partner's global scale; nullptr: 1
 
   // (rows, k * bits / 8), 16-byte aligned: packed e2m1 (element 2j in the low nibble of byte j) or e4m3 bytes
