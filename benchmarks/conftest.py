@@ -3,8 +3,8 @@ skips with the reason, and `pytest benchmarks` exits 0.
 
 `--format F` (one of dtypes.GEMM_FORMATS; nvfp4 the default): the GEMM benchmarks time operands of that
 format; the baselines run on the operands bench.baseline_format names (NVFP4 ones for every block-scaled
-format, the same 16-bit activations for a weight-only format); the quantize benchmarks (the NVFP4 quantize
-kernel) are the same for every format. On a GPU whose kernels do not take F the run stops before
+format, the same 16-bit activations for a weight-only format); the quantize benchmarks (the NVFP4 and MX
+quantize kernels) are the same for every format. On a GPU whose kernels do not take F the run stops before
 collecting, with one line saying what runs it."""
 
 import pytest

@@ -4,10 +4,11 @@ device-to-device copy of the same number of bytes timed in the same run:
 
 - quantize bf16 (8192, 7168), static and dynamic global scale: bytes = read 2MK + write MK/2 + MK/16
   (the blocked scales); `pct_of_copy` = copy time / quantize time (targets: static >= 80 %, dynamic >= 60 %);
-- decode, M = 1..128 at K = 7168, dynamic (target <= 5 us) and static;
+- the MX formats at the same size: bytes = read 2MK + write MK/2 (mxfp4) or MK (mxfp8) + MK/32;
+- decode, M = 1..128 at K = 7168, dynamic (target <= 5 us) and static; MX at M = 1, 16, 128;
 - NVFP4Linear (dynamic input scale) at M = 16, N = K = 7168: quantize + gemm next to the gemm alone
   on pre-quantized input (target: within 1.3x).
-Every timed quantize is first checked bit for bit against the CPU reference.
+Every timed quantize is first checked bit for bit against the CPU reference (the CPU op).
 """
 
 import pytest
@@ -15,62 +16,91 @@ import torch
 
 import nvfp4_gemm
 from nvfp4_gemm import formats
+from nvfp4_gemm.dtypes import operand_format
 from nvfp4_gemm.nn import NVFP4Linear
 from nvfp4_gemm.timing import time_cuda
 
 from test_bench_gemm import timed
 
 
-def quantize_bytes(m: int, k: int) -> int:
-    return 2 * m * k + m * k // 2 + formats.blocked_scale_numel(m, k)
+def quantize_bytes(m: int, k: int, fmt: str = "nvfp4") -> int:
+    """Bytes moved by quantizing bf16 (m, k): read x, write the codes and the blocked scales."""
+    described = operand_format(fmt)
+    return 2 * m * k + m * k // described.element.per_element + formats.blocked_scale_numel(m, k, fmt=described.block)
 
 
-def verified_quantize(x, global_scale):
-    """The call to time, after checking its result against the reference once."""
-    got = nvfp4_gemm.quantize(x, global_scale)
-    want = formats.quantize_reference(x.cpu(), None if global_scale is None else global_scale.cpu())
-    assert torch.equal(got.data.cpu(), want[0]) and torch.equal(got.scale.cpu().view(torch.uint8), want[1].view(torch.uint8))
+def verified_quantize(x, global_scale, fmt="nvfp4"):
+    """The call to time, after checking its result against the reference (the CPU op) once."""
+    got = nvfp4_gemm.quantize(x, global_scale, format=fmt)
+    want = nvfp4_gemm.quantize(x.cpu(), None if global_scale is None else global_scale.cpu(), format=fmt)
+    for g, w in zip(got[:2], want[:2]):
+        assert torch.equal(g.cpu().view(torch.uint8), w.view(torch.uint8))
     out = got
-    return lambda: nvfp4_gemm.quantize(x, global_scale, out=out)
+    return lambda: nvfp4_gemm.quantize(x, global_scale, out=out, format=fmt)
 
 
 def random_bf16(m, k, seed=0):
     return torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=torch.Generator("cuda").manual_seed(seed))
 
 
-@pytest.mark.parametrize("mode", ["static", "dynamic"])
-def test_quantize_large(benchmark, mode):
-    m, k = 8192, 7168
-    x = random_bf16(m, k)
-    global_scale = torch.tensor([2688.0 / 6.0], device="cuda") if mode == "static" else None
-    fn = verified_quantize(x, global_scale)
+LARGE_M, LARGE_K = 8192, 7168
+
+
+def time_against_copy(benchmark, fn, nbytes: int, label: str):
+    """Time fn next to a device-to-device copy moving the same bytes (half read, half written)."""
     device_us = time_cuda(fn).median_us
-    half = quantize_bytes(m, k) // 2  # a copy reads and writes this many bytes: the same total
-    src = torch.empty(half, dtype=torch.uint8, device="cuda")
+    src = torch.empty(nbytes // 2, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
     copy_us = time_cuda(lambda: dst.copy_(src)).median_us
     benchmark.extra_info.update(
         device_us=device_us,
         copy_us=copy_us,
-        tb_per_s=quantize_bytes(m, k) / (device_us * 1e-6) / 1e12,
+        tb_per_s=nbytes / (device_us * 1e-6) / 1e12,
         pct_of_copy=100.0 * copy_us / device_us,
         gpu=torch.cuda.get_device_name(),
     )
-    print(f"\nquantize {mode} bf16 {m}x{k}: {device_us:.1f} us, copy of the same bytes {copy_us:.1f} us "
+    print(f"\nquantize {label}: {device_us:.1f} us, copy of the same bytes {copy_us:.1f} us "
           f"({100.0 * copy_us / device_us:.0f} % of copy bandwidth)")
     timed(benchmark, fn)
+
+
+def time_decode(benchmark, fn, label: str):
+    device_us = time_cuda(fn).median_us
+    benchmark.extra_info.update(device_us=device_us, gpu=torch.cuda.get_device_name())
+    print(f"\nquantize {label}: {device_us:.2f} us")
+    timed(benchmark, fn)
+
+
+@pytest.mark.parametrize("mode", ["static", "dynamic"])
+def test_quantize_large(benchmark, mode):
+    m, k = LARGE_M, LARGE_K
+    global_scale = torch.tensor([2688.0 / 6.0], device="cuda") if mode == "static" else None
+    fn = verified_quantize(random_bf16(m, k), global_scale)
+    time_against_copy(benchmark, fn, quantize_bytes(m, k), f"{mode} bf16 {m}x{k}")
+
+
+@pytest.mark.parametrize("fmt", ["mxfp4", "mxfp8"])
+def test_quantize_mx_large(benchmark, fmt):
+    m, k = LARGE_M, LARGE_K
+    fn = verified_quantize(random_bf16(m, k), None, fmt)
+    time_against_copy(benchmark, fn, quantize_bytes(m, k, fmt), f"{fmt} bf16 {m}x{k}")
 
 
 @pytest.mark.parametrize("mode", ["dynamic", "static"])
 @pytest.mark.parametrize("m", [1, 2, 4, 8, 16, 32, 64, 128])
 def test_quantize_decode(benchmark, m, mode):
     k = 7168
-    x = random_bf16(m, k, seed=m)
-    fn = verified_quantize(x, torch.tensor([100.0], device="cuda") if mode == "static" else None)
-    device_us = time_cuda(fn).median_us
-    benchmark.extra_info.update(device_us=device_us, gpu=torch.cuda.get_device_name())
-    print(f"\nquantize {mode} bf16 {m}x{k}: {device_us:.2f} us")
-    timed(benchmark, fn)
+    global_scale = torch.tensor([100.0], device="cuda") if mode == "static" else None
+    fn = verified_quantize(random_bf16(m, k, seed=m), global_scale)
+    time_decode(benchmark, fn, f"{mode} bf16 {m}x{k}")
+
+
+@pytest.mark.parametrize("fmt", ["mxfp4", "mxfp8"])
+@pytest.mark.parametrize("m", [1, 16, 128])
+def test_quantize_mx_decode(benchmark, m, fmt):
+    k = 7168
+    fn = verified_quantize(random_bf16(m, k, seed=m), None, fmt)
+    time_decode(benchmark, fn, f"{fmt} bf16 {m}x{k}")
 
 
 def test_nvfp4_linear_m16_against_gemm_alone(benchmark):

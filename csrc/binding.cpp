@@ -467,27 +467,35 @@ namespace quantize = nvfp4_gemm::quantize;
 
 // The launcher's own guards (the Python layer checks tensors first): a bad size or a missing
 // pointer is an error here, never a fault on the device.
-quantize::QuantizeProblem make_quantize_problem(std::uintptr_t x, int dtype, int rows, int k,
+quantize::QuantizeProblem make_quantize_problem(std::uintptr_t x, int dtype, int format, int rows, int k,
                                                 std::uintptr_t global_scale, std::uintptr_t partner_global_scale,
-                                                std::uintptr_t fp4, std::uintptr_t scale_blocked,
+                                                std::uintptr_t data, std::uintptr_t scale_blocked,
                                                 std::uintptr_t global_scale_out, std::uintptr_t alpha_out,
                                                 std::uintptr_t amax_partials) {
   if (dtype < 0 || dtype > 2) throw py::value_error("dtype must be 0 (float32), 1 (float16) or 2 (bfloat16)");
-  if (rows < 0 || k < Format::kValuesPerScale || k % Format::kValuesPerScale) {
-    throw py::value_error("quantize needs rows >= 0 and k a positive multiple of " +
-                          std::to_string(Format::kValuesPerScale));
+  if (format < 0 || format >= nvfp4_gemm::kOperandFormatCount) {
+    throw py::value_error("format must be an operand format's position in dtypes.OPERAND_FORMATS (0 .. " +
+                          std::to_string(nvfp4_gemm::kOperandFormatCount - 1) + "), got " + std::to_string(format));
   }
-  const long long padded_rows = (rows + Format::kScaleTileRows - 1LL) / Format::kScaleTileRows * Format::kScaleTileRows;
-  const long long padded_cols = (k / Format::kValuesPerScale + Format::kScaleTileCols - 1LL) / Format::kScaleTileCols *
-                                Format::kScaleTileCols;
+  const quantize::FormatShape shape = quantize::format_shape(static_cast<nvfp4_gemm::OperandFormat>(format));
+  if (rows < 0 || k < shape.values_per_scale || k % shape.values_per_scale) {
+    throw py::value_error("quantize needs rows >= 0 and k a positive multiple of " +
+                          std::to_string(shape.values_per_scale));
+  }
+  const long long padded_rows = (rows + shape.tile_rows - 1LL) / shape.tile_rows * shape.tile_rows;
+  const long long padded_cols =
+      (k / shape.values_per_scale + shape.tile_cols - 1LL) / shape.tile_cols * shape.tile_cols;
   const long long padded = padded_rows * padded_cols;
   if (padded > 0x7FFFFFFFLL) throw py::value_error("quantize: more than 2^31 blocked scale bytes");
   if (x == 0 && rows > 0) throw py::value_error("quantize: x is null");
-  if (fp4 == 0 && rows > 0) throw py::value_error("quantize: fp4 is null");
+  if (data == 0 && rows > 0) throw py::value_error("quantize: data is null");
   if ((scale_blocked == 0 && rows > 0) || global_scale_out == 0 || alpha_out == 0) {
     throw py::value_error("quantize: an output pointer is null");
   }
-  if (global_scale == 0 && amax_partials == 0) {
+  if (!shape.global_scale && global_scale != 0) {
+    throw py::value_error("quantize: this format has no global scale (pass 0)");
+  }
+  if (shape.global_scale && global_scale == 0 && amax_partials == 0) {
     throw py::value_error("quantize: a dynamic global scale needs the amax_partials scratch");
   }
   quantize::QuantizeProblem p;
@@ -496,7 +504,7 @@ quantize::QuantizeProblem make_quantize_problem(std::uintptr_t x, int dtype, int
   p.x = as_ptr<const void>(x);
   p.global_scale = as_ptr<const float>(global_scale);
   p.partner_global_scale = as_ptr<const float>(partner_global_scale);
-  p.fp4 = as_ptr<std::uint8_t>(fp4);
+  p.data = as_ptr<std::uint8_t>(data);
   p.scale_blocked = as_ptr<std::uint8_t>(scale_blocked);
   p.global_scale_out = as_ptr<float>(global_scale_out);
   p.alpha_out = as_ptr<float>(alpha_out);
@@ -566,35 +574,40 @@ PYBIND11_MODULE(_C, m) {
 
   m.attr("QUANTIZE_AMAX_PARTIALS") = quantize::kMaxAmaxPartials;
 
-  m.def("quantize", [](std::uintptr_t x, int dtype, int rows, int k, std::uintptr_t global_scale,
-                       std::uintptr_t partner_global_scale, std::uintptr_t fp4, std::uintptr_t scale_blocked,
+  m.def("quantize", [](std::uintptr_t x, int dtype, int format, int rows, int k, std::uintptr_t global_scale,
+                       std::uintptr_t partner_global_scale, std::uintptr_t data, std::uintptr_t scale_blocked,
                        std::uintptr_t global_scale_out, std::uintptr_t alpha_out, std::uintptr_t amax_partials,
                        int device, std::uintptr_t stream) {
-    const quantize::QuantizeProblem p = make_quantize_problem(x, dtype, rows, k, global_scale, partner_global_scale,
-                                                              fp4, scale_blocked, global_scale_out, alpha_out,
-                                                              amax_partials);
+    const quantize::QuantizeProblem p = make_quantize_problem(x, dtype, format, rows, k, global_scale,
+                                                              partner_global_scale, data, scale_blocked,
+                                                              global_scale_out, alpha_out, amax_partials);
     make_current(device);
-    const LaunchStatus status = quantize::launch_quantize(p, static_cast<quantize::InputDtype>(dtype), device,
-                                                          sm_count(device), as_ptr<CUstream_st>(stream));
+    const LaunchStatus status =
+        quantize::launch_quantize(p, static_cast<nvfp4_gemm::OperandFormat>(format),
+                                  static_cast<quantize::InputDtype>(dtype), device, sm_count(device),
+                                  as_ptr<CUstream_st>(stream));
     if (!status.ok) throw std::runtime_error(std::string("nvfp4_gemm quantize: launch failed: ") + status.message);
-  }, py::arg("x"), py::arg("dtype"), py::arg("rows"), py::arg("k"), py::arg("global_scale"),
-     py::arg("partner_global_scale"), py::arg("fp4"), py::arg("scale_blocked"), py::arg("global_scale_out"),
+  }, py::arg("x"), py::arg("dtype"), py::arg("format"), py::arg("rows"), py::arg("k"), py::arg("global_scale"),
+     py::arg("partner_global_scale"), py::arg("data"), py::arg("scale_blocked"), py::arg("global_scale_out"),
      py::arg("alpha_out"), py::arg("amax_partials"), py::arg("device"), py::arg("stream"),
-     "Quantize x on `stream` of `device` (device pointers; global_scale 0: dynamic, partner 0: 1; "
-     "amax_partials: QUANTIZE_AMAX_PARTIALS floats of scratch when dynamic).");
+     "Quantize x on `stream` of `device` (device pointers; format: the position in dtypes.OPERAND_FORMATS; "
+     "global_scale 0: dynamic (NVFP4) or none (MX), partner 0: 1; amax_partials: QUANTIZE_AMAX_PARTIALS floats "
+     "of scratch when NVFP4's is dynamic).");
 
-  m.def("quantize_on_host", [](std::uintptr_t x, int dtype, int rows, int k, std::uintptr_t global_scale,
-                               std::uintptr_t partner_global_scale, std::uintptr_t fp4, std::uintptr_t scale_blocked,
+  m.def("quantize_on_host", [](std::uintptr_t x, int dtype, int format, int rows, int k, std::uintptr_t global_scale,
+                               std::uintptr_t partner_global_scale, std::uintptr_t data, std::uintptr_t scale_blocked,
                                std::uintptr_t global_scale_out, std::uintptr_t alpha_out) {
     // the host pass needs no scratch: a non-null placeholder satisfies the dynamic-scale guard
-    const quantize::QuantizeProblem p = make_quantize_problem(x, dtype, rows, k, global_scale, partner_global_scale,
-                                                              fp4, scale_blocked, global_scale_out, alpha_out, 1);
+    const quantize::QuantizeProblem p = make_quantize_problem(x, dtype, format, rows, k, global_scale,
+                                                              partner_global_scale, data, scale_blocked,
+                                                              global_scale_out, alpha_out, 1);
     py::gil_scoped_release release;
-    quantize::quantize_on_host(p, static_cast<quantize::InputDtype>(dtype));
-  }, py::arg("x"), py::arg("dtype"), py::arg("rows"), py::arg("k"), py::arg("global_scale"),
-     py::arg("partner_global_scale"), py::arg("fp4"), py::arg("scale_blocked"), py::arg("global_scale_out"),
+    quantize::quantize_on_host(p, static_cast<nvfp4_gemm::OperandFormat>(format),
+                               static_cast<quantize::InputDtype>(dtype));
+  }, py::arg("x"), py::arg("dtype"), py::arg("format"), py::arg("rows"), py::arg("k"), py::arg("global_scale"),
+     py::arg("partner_global_scale"), py::arg("data"), py::arg("scale_blocked"), py::arg("global_scale_out"),
      py::arg("alpha_out"),
-     "The quantize kernel's per-block arithmetic on host pointers (a test hook).");
+     "The quantize kernels' per-block arithmetic on host pointers (a test hook).");
 
   py::class_<Kernel>(m, "Kernel")
       .def_property_readonly("config_name", &Kernel::config_name)

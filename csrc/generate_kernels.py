@@ -127,6 +127,35 @@ def _dtypes_header(dtypes) -> str:
             f"  static constexpr int kScaleTileRows = {fmt.tile_rows};",
             f"  static constexpr int kScaleTileCols = {fmt.tile_cols};",
             f"  static constexpr int kKAlignment = {fmt.k_alignment};",
+            f"  static constexpr unsigned kScaleNanCode = 0x{fmt.scale_nan_code:02X};",
+            "};",
+        ]
+    for element in dtypes.ELEMENT_FORMATS:
+        lines += [
+            "",
+            f"// The {element.name} values of a block-scaled operand (emax: exponent of the largest normal).",
+            f"struct {element.name.capitalize()}Element {{",
+            f"  static constexpr int kBits = {element.bits};",
+            f"  static constexpr int kEmax = {element.emax};",
+            "};",
+        ]
+    operands = dtypes.OPERAND_FORMATS
+    enumerators = ", ".join(f"k{o.name.capitalize()} = {i}" for i, o in enumerate(operands))
+    lines += [
+        "",
+        "// The quantized operand formats (quantize's format=); an enumerator's value is its position in",
+        "// dtypes.OPERAND_FORMATS. OperandTraits<F>: its block format and element structs.",
+        f"enum class OperandFormat : int {{ {enumerators} }};",
+        f"inline constexpr int kOperandFormatCount = {len(operands)};",
+        "template <OperandFormat F>",
+        "struct OperandTraits;",
+    ]
+    for o in operands:
+        lines += [
+            "template <>",
+            f"struct OperandTraits<OperandFormat::k{o.name.capitalize()}> {{",
+            f"  using Block = {o.block.name.capitalize()}Format;",
+            f"  using Element = {o.element.name.capitalize()}Element;",
             "};",
         ]
     lines += ["", "}  // namespace nvfp4_gemm", ""]

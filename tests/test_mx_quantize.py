@@ -1,6 +1,8 @@
 """The OCP MX quantize recipe (docs/formats.md, "Quantize to MX"): `quantize(x, format="mxfp4" | "mxfp8")`
 against a scalar implementation written from the spec (brute-force nearest-even search), its special
-cases, the op, the API, the fake, its errors, and quantize -> gemm for MXFP4 x MXFP4 and W4A8."""
+cases, the CUDA kernels' arithmetic run on the host (`_C.quantize_on_host`) bit for bit against it, the
+op's CUDA path wired to that hook, the op, the API, the fake, its errors, and quantize -> gemm for
+MXFP4 x MXFP4 and W4A8."""
 
 import math
 
@@ -9,8 +11,10 @@ import torch
 
 import nvfp4_gemm
 from nvfp4_gemm import formats
-from nvfp4_gemm.dtypes import MX
+from nvfp4_gemm.dtypes import MX, OPERAND_FORMATS
 from nvfp4_gemm.quantization import Quantized
+
+from test_quantize import host_quantize
 
 EMAX = {"mxfp4": 2, "mxfp8": 8}
 
@@ -66,11 +70,12 @@ def unpacked_codes(data: torch.Tensor, fmt: str) -> list:
     return (formats.unpack_fp4(raw) if fmt == "mxfp4" else raw).reshape(-1, raw.shape[-1] * (2 if fmt == "mxfp4" else 1)).tolist()
 
 
-def spread_x(rows: int, k: int, seed: int, dtype=torch.float32) -> torch.Tensor:
-    """Normal values, each block of 32 scaled by its own power of two in 2^-30 .. 2^30, a few zeros."""
+def spread_x(rows: int, k: int, seed: int, dtype=torch.float32, span: int = 30) -> torch.Tensor:
+    """Normal values, each block of 32 scaled by its own power of two in 2^-span .. 2^span, a few zeros."""
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(rows, k // 32, 32, generator=g)
-    x = x * torch.ldexp(torch.ones(rows, k // 32, 1), torch.randint(-30, 31, (rows, k // 32, 1), generator=g).float())
+    exponents = torch.randint(-span, span + 1, (rows, k // 32, 1), generator=g).float()
+    x = x * torch.ldexp(torch.ones(rows, k // 32, 1), exponents)
     x[torch.rand(x.shape, generator=g) < 0.05] = 0.0
     return x.reshape(rows, k).to(dtype)
 
@@ -222,13 +227,124 @@ def test_bad_arguments_are_named(args, kwargs, error, match):
         torch.ops.nvfp4.quantize(*args, *([None] * (3 - len(args))), kwargs["format"])
 
 
-def test_cuda_mx_quantize_is_a_clear_error_before_launch():
-    if not torch.cuda.is_available():
-        pytest.skip("needs a CUDA GPU; none is visible")
-    x = torch.randn(4, 64, device="cuda")
+# --- the CUDA kernels' arithmetic, run on the host ----------------------------------------------------
+
+
+def mx_reference(x: torch.Tensor, fmt: str, partner=None) -> tuple:
+    """What quantize(x, format=fmt) returns: the MX recipe, global scale 1, alpha 1 / partner."""
+    data, scale = formats.quantize_mx_reference(x, fmt)
+    unit = torch.ones((), dtype=torch.float32)
+    return data, scale, unit, formats.gemm_alpha(unit, partner)
+
+
+def span_of(dtype) -> int:
+    """Block exponents spread_x may use for dtype without leaving its range (fp16: 2^+-15)."""
+    return 10 if dtype == torch.float16 else 30
+
+
+def mx_special_x(dtype, fmt: str, rows: int = 300, k: int = 160) -> torch.Tensor:
+    """Special rows over random ones (rows > 128: a partly padded row tile): every tie of the element
+    format (a midpoint of two codes after scaling, both signs, shared exponents 0 and, outside fp16's
+    range, +-40), a zero row, amax exactly a power of two, the input dtype's subnormals (alone and under
+    a normal amax), its largest values, NaN/+-inf blocks and -0."""
+    assert k == 160, "five blocks per row"
+    x = spread_x(rows, k, seed=11, span=span_of(dtype)).double()
+    values = MAGNITUDES[fmt]
+    midpoints = [(lo + hi) / 2 for lo, hi in zip(values, values[1:])]
+    signed = [m * (-1) ** i for i, m in enumerate(midpoints)]
+    # each block keeps the largest midpoint, so its shared exponent is 0 (amax in [2^emax, 2^(emax+1)))
+    ties = torch.zeros(5, 32, dtype=torch.float64)
+    for block in range(5):
+        chunk = ([midpoints[-1]] + signed[block * 31:(block + 1) * 31] + [0.0] * 32)[:32]
+        ties[block] = torch.tensor(chunk)
+    x[0] = ties.reshape(-1)
+    x[1] = 0.0
+    if dtype != torch.float16:
+        x[2], x[3] = x[0] * 2.0**40, x[0] * 2.0**-40
+    g = torch.Generator().manual_seed(12)
+    for block, p in enumerate((-20, -3, 0, 5, 30 if dtype != torch.float16 else 14)):  # amax exactly 2^p (or -2^p)
+        part = (torch.rand(32, generator=g, dtype=torch.float64) * 2 - 1) * 2.0**p * 0.99
+        part[block] = 2.0**p * (-1) ** block
+        x[4, block * 32:(block + 1) * 32] = part
+    info = torch.finfo(dtype)
+    tiny = info.tiny  # the input dtype's smallest normal: below it, its subnormals
+    x[5] = torch.randn(k, generator=g, dtype=torch.float64) * tiny * 0.3
+    x[5, 64] = tiny * 1.5  # a normal amax over subnormals
+    x[6] = torch.randn(k, generator=g, dtype=torch.float64) * info.max / 8
+    x[6, 0], x[6, 33], x[6, 70] = info.max, -info.max, info.max / 3
+    x[7, 5], x[7, 40], x[7, 90], x[7, 100] = math.nan, math.inf, -math.inf, math.nan
+    x[8, :32], x[8, 40] = -0.0, -0.0
+    out = x.to(dtype)
+    exact = out.double()
+    assert torch.equal(exact[0], x[0]) and (dtype == torch.float16 or torch.equal(exact[2:4], x[2:4])), "ties"
+    assert bool(((out[5].abs() < tiny) & (out[5] != 0)).any()), "subnormal inputs"
+    return out
+
+
+def assert_mx_bitwise(got, want):
+    """Every output byte, NaN alphas aside (there are none: no global scale)."""
+    for name, g, w in zip(("data", "scale", "global_scale", "alpha"), got, want):
+        g, w = g.reshape(-1), w.reshape(-1)
+        as_bytes = lambda t: t.view(torch.uint8) if t.element_size() == 1 else t.view(torch.int32)
+        assert torch.equal(as_bytes(g), as_bytes(w)), f"{name} differs"
+
+
+@pytest.mark.parametrize("fmt", ["mxfp4", "mxfp8"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("shape", [(1, 32), (7, 96), (129, 64), (2, 3, 160), (300, 96)])
+def test_host_hook_is_bitwise_the_reference(fmt, dtype, shape):
+    x = spread_x(math.prod(shape[:-1]), shape[-1], seed=sum(shape), dtype=dtype, span=span_of(dtype)).reshape(shape)
+    partner = torch.tensor([3.0e-2])
+    assert_mx_bitwise(host_quantize(x, None, partner, fmt), mx_reference(x, fmt, partner))
+
+
+@pytest.mark.parametrize("fmt", ["mxfp4", "mxfp8"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_host_hook_on_special_values(fmt, dtype):
+    x = mx_special_x(dtype, fmt)
+    want = mx_reference(x, fmt)
+    assert_mx_bitwise(host_quantize(x, format=fmt), want)
+    # the rows are what they say: scale bytes 0 (zero row), 255 (non-finite blocks), 127 (the ties)
+    plain = formats.from_blocked(want[1], 300, 160, fmt=MX).view(torch.uint8)
+    assert plain[0].tolist() == [127] * 5 and plain[1].tolist() == [0] * 5
+    assert plain[7].tolist() == [255, 255, 255, 255, plain[7, 4].item()] and plain[7, 4] != 255
+
+
+def test_host_hook_empty_input():
+    x = torch.zeros(0, 64, dtype=torch.bfloat16)
     for fmt in ("mxfp4", "mxfp8"):
-        with pytest.raises(NotImplementedError, match=rf"quantize\(format='{fmt}'\) has no CUDA kernel in this build"):
-            nvfp4_gemm.quantize(x, format=fmt)
+        assert_mx_bitwise(host_quantize(x, format=fmt), mx_reference(x, fmt))
+
+
+@pytest.mark.parametrize("fmt", ["nvfp4", "mxfp4", "mxfp8"])
+def test_cuda_path_runs_the_kernel_it_names(monkeypatch, fmt):
+    """quantization's CUDA path on the host: _C.quantize replaced by the host hook over the same
+    pointers. The format code and scratch it passes give the reference's bytes (MX: no amax scratch,
+    no global scale pointer)."""
+    from nvfp4_gemm import _C, quantization
+
+    launches = []
+
+    def host_launch(x, dtype, format, rows, k, gs, partner, data, scale, gs_out, alpha_out, partials, device, stream):
+        launches.append((format, gs, partials))
+        _C.quantize_on_host(x, dtype, format, rows, k, gs, partner, data, scale, gs_out, alpha_out)
+
+    monkeypatch.setattr(quantization._C, "quantize", host_launch)
+    monkeypatch.setattr(quantization, "_device_index", lambda device: 0)
+    monkeypatch.setattr(quantization, "_supported_devices", {0})
+    monkeypatch.setattr(quantization, "_current_stream", lambda index: 0)
+    x = spread_x(130, 96, seed=13, dtype=torch.bfloat16)
+    partner = torch.tensor([0.5])
+    signature = quantization.check_quantize_args(x, None, partner, fmt)
+    out = quantization._empty_outputs(x, signature)
+    for t in out:
+        t.view(torch.uint8).fill_(0xAB) if t.element_size() == 1 else t.fill_(math.nan)
+    quantization._launch_cuda(x, None, partner, out, signature.rows, signature.k, signature.fmt)
+    want = torch.ops.nvfp4.quantize(x, None, partner, fmt)  # the CPU op: the reference
+    assert_mx_bitwise(out, want)
+    code, gs, partials = launches[0]
+    assert code == [f.name for f in OPERAND_FORMATS].index(fmt) and gs == 0
+    assert (partials != 0) == (fmt == "nvfp4")
 
 
 # --- quantize -> gemm ------------------------------------------------------------------------------
@@ -239,8 +355,13 @@ def test_quantize_then_gemm_is_the_exact_gemm_of_the_quantized_operands(a_format
     g = torch.Generator().manual_seed(6)
     x = torch.randn(48, 256, generator=g).to(torch.bfloat16)
     w = (torch.randn(40, 256, generator=g) * 0.02).to(torch.bfloat16)
-    qa = nvfp4_gemm.quantize(x, format=a_format)
-    qw = nvfp4_gemm.quantize(w, format="mxfp4")
+    check_quantized_gemm(x, w, nvfp4_gemm.quantize(x, format=a_format), nvfp4_gemm.quantize(w, format="mxfp4"),
+                         a_format, gemm_format)
+
+
+def check_quantized_gemm(x, w, qa: Quantized, qw: Quantized, a_format: str, gemm_format: str):
+    """The GEMM of CPU operands qa, qw (x and w quantized) is the GEMM format named, its result the exact
+    product of the quantized values rounded once, and close to x @ w.T."""
     shape = nvfp4_gemm._checks.check_gemm_args(qa.data, qw.data, qa.scale, qw.scale, None, torch.float32)
     assert shape.format.name == gemm_format
     out = nvfp4_gemm.gemm(qa.data, qw.data, qa.scale, qw.scale, out_dtype=torch.float32)

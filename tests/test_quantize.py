@@ -11,6 +11,7 @@ import torch
 
 import nvfp4_gemm
 from nvfp4_gemm import _C, formats
+from nvfp4_gemm.dtypes import OPERAND_FORMATS, operand_format
 from nvfp4_gemm.quantization import INPUT_DTYPES, Quantized
 
 FLOAT32_MAX = np.float32(np.finfo(np.float32).max)
@@ -255,24 +256,26 @@ def test_alpha_is_one_over_the_product_rounded_once():
 # --- the kernel's own arithmetic, run on the host ----------------------------------------------
 
 
-def host_quantize(x, global_scale=None, partner=None):
-    """_C.quantize_on_host over poisoned outputs: the CUDA kernel's per-block code on host pointers."""
+def host_quantize(x, global_scale=None, partner=None, format="nvfp4"):
+    """_C.quantize_on_host over poisoned outputs: the CUDA kernels' per-block code on host pointers
+    (the op's output dtypes, as uint8 bytes)."""
     rows, k = x.numel() // x.shape[-1], x.shape[-1]
     x = x.contiguous()
-    fp4 = torch.full((rows, k // 2), 0xAB, dtype=torch.uint8)
-    scale = torch.full((formats.blocked_scale_numel(rows, k),), 0xCD, dtype=torch.uint8)
+    fmt = operand_format(format)
+    data = torch.full((rows, k // fmt.element.per_element), 0xAB, dtype=torch.uint8)
+    scale = torch.full((formats.blocked_scale_numel(rows, k, fmt=fmt.block),), 0xCD, dtype=torch.uint8)
     gs, alpha = torch.full((), float("nan")), torch.full((), float("nan"))
     _C.quantize_on_host(
-        x.data_ptr(), INPUT_DTYPES[x.dtype], rows, k,
+        x.data_ptr(), INPUT_DTYPES[x.dtype], OPERAND_FORMATS.index(fmt), rows, k,
         0 if global_scale is None else global_scale.data_ptr(), 0 if partner is None else partner.data_ptr(),
-        fp4.data_ptr(), scale.data_ptr(), gs.data_ptr(), alpha.data_ptr(),
+        data.data_ptr(), scale.data_ptr(), gs.data_ptr(), alpha.data_ptr(),
     )
-    return fp4, scale, gs, alpha
+    return data, scale, gs, alpha
 
 
 def assert_bitwise_equal(got, want):
-    fp4, scale, gs, alpha = got
-    assert torch.equal(fp4.reshape(-1), want[0].reshape(-1)), "codes differ"
+    data, scale, gs, alpha = got
+    assert torch.equal(data.view(torch.uint8).reshape(-1), want[0].view(torch.uint8).reshape(-1)), "codes differ"
     assert torch.equal(scale.view(torch.uint8), want[1].view(torch.uint8)), "scale bytes differ"
     assert torch.equal(gs.reshape(()).view(torch.int32), want[2].view(torch.int32)), "global scales differ"
     # alpha bit for bit, or NaN on both sides (an invalid global scale: which NaN is not specified)
@@ -323,10 +326,18 @@ def test_empty_input_gives_empty_codes_and_a_global_scale(gs):
 def test_host_hook_rejects_bad_sizes():
     x = torch.zeros(2, 16)
     out = torch.zeros(1024, dtype=torch.uint8)
+    outs = (out.data_ptr(),) * 4
     with pytest.raises(ValueError, match="multiple of 16"):
-        _C.quantize_on_host(x.data_ptr(), 0, 2, 24, 0, 0, out.data_ptr(), out.data_ptr(), out.data_ptr(), out.data_ptr())
+        _C.quantize_on_host(x.data_ptr(), 0, 0, 2, 24, 0, 0, *outs)
+    with pytest.raises(ValueError, match="multiple of 32"):
+        _C.quantize_on_host(x.data_ptr(), 0, OPERAND_FORMATS.index(operand_format("mxfp8")), 1, 16, 0, 0, *outs)
     with pytest.raises(ValueError, match="dtype must be"):
-        _C.quantize_on_host(x.data_ptr(), 5, 2, 16, 0, 0, out.data_ptr(), out.data_ptr(), out.data_ptr(), out.data_ptr())
+        _C.quantize_on_host(x.data_ptr(), 5, 0, 2, 16, 0, 0, *outs)
+    with pytest.raises(ValueError, match="format must be an operand format's position"):
+        _C.quantize_on_host(x.data_ptr(), 0, len(OPERAND_FORMATS), 2, 16, 0, 0, *outs)
+    with pytest.raises(ValueError, match="this format has no global scale"):
+        _C.quantize_on_host(x.data_ptr(), 0, OPERAND_FORMATS.index(operand_format("mxfp4")), 1, 32, out.data_ptr(), 0,
+                            *outs)
 
 
 # --- the op and the Python API ---------------------------------------------------------------------

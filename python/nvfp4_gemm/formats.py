@@ -308,9 +308,9 @@ def reference_gemm_float64(
 # --- the quantization recipe (docs/formats.md, "Quantize") --------------------------------------
 #
 # Every step is one IEEE fp32 operation rounded to nearest even (a multiply, a division, or the
-# addition that rounds to a small format below), in this order; the CUDA kernel
-# (csrc/include/nvfp4_gemm/quantize/nvfp4_quantize.cuh) does the same operations in the same order,
-# so its codes and scale bytes equal these bit for bit.
+# addition that rounds to a small format below), in this order; the CUDA kernels
+# (csrc/include/nvfp4_gemm/quantize/nvfp4_quantize.cuh, and mx_quantize.cuh for the MX recipe below) do
+# the same operations in the same order, so their codes and scale bytes equal these bit for bit.
 
 
 @dataclass(frozen=True)

@@ -83,8 +83,10 @@ class NVFP4Linear(nn.Module):
     activations="nvfp4": x is quantized on every call (its global scale static after `calibrate`,
     or computed per call on the device) and the NVFP4 x NVFP4 GEMM runs with
     alpha = 1 / (gs_x * gs_w). activations="mxfp4" or "mxfp8" (MXFP4 weights): x is quantized to MX on
-    every call (no global scale) and the MXFP4 x MXFP4 or MXFP8 x MXFP4 (W4A8) GEMM runs; CPU only in this
-    build. activations="bf16": weight-only, `x @ dequant(W).T` with x as given (16-bit), one rounding.
+    every call (no global scale; on CUDA by the MX quantize kernel) and the MXFP4 x MXFP4 or MXFP8 x MXFP4
+    (W4A8) GEMM runs where a kernel family takes that format (families.Family.formats; the CPU reference
+    always; elsewhere the GEMM's NotImplementedError, before any launch). activations="bf16":
+    weight-only, `x @ dequant(W).T` with x as given (16-bit), one rounding.
     The default activations are the weights' format. The output has x's dtype; the bias is added to it
     in that dtype. Inference only: nothing here has a backward, and an input that requires grad is an error.
     """

@@ -3,12 +3,11 @@ for `gemm` in one of the operand formats (dtypes.OPERAND_FORMATS): NVFP4 (packed
 scales, the global scale, the GEMM's alpha), MXFP4 (packed e2m1, blocked ue8m0 scales) or MXFP8 (e4m3
 values, blocked ue8m0 scales).
 
-The NVFP4 recipe (docs/formats.md, "Quantize") is `formats.quantize_reference`, which the CPU op runs. The
-CUDA op launches csrc/include/nvfp4_gemm/quantize/nvfp4_quantize.cuh, which does the same fp32
-operations in the same order (bit-identical codes and scale bytes); the dynamic global scale is
-computed on the device, so no call synchronizes with the host. The MX recipe (docs/formats.md, "Quantize
-to MX") is `formats.quantize_mx_reference`: CPU only in this build (a CUDA tensor is a NotImplementedError
-naming the format, before any launch).
+The NVFP4 recipe (docs/formats.md, "Quantize") is `formats.quantize_reference`, the MX recipe
+(docs/formats.md, "Quantize to MX") `formats.quantize_mx_reference`: the CPU op runs them. The CUDA op
+launches csrc/include/nvfp4_gemm/quantize/{nvfp4,mx}_quantize.cuh (over quantize_common.cuh), which do
+the same fp32 operations in the same order (bit-identical codes and scale bytes); NVFP4's dynamic global
+scale is computed on the device, so no call synchronizes with the host.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ import torch
 
 from . import _C
 from ._checks import check_pointer_alignment
-from .dtypes import OperandFormat, operand_format
+from .dtypes import OPERAND_FORMATS, OperandFormat, operand_format
 from .formats import blocked_scale_numel, gemm_alpha, quantize_mx_reference, quantize_reference
 from .ops import _check_device_supported, _current_stream, _device_index
 
@@ -34,8 +33,8 @@ _SCHEMA = (
 # Input dtypes and the kernel's code for each (csrc quantize::InputDtype).
 INPUT_DTYPES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
 _MAX_SCALE_BYTES = 2**31 - 1  # the kernel indexes (row, scale column) pairs with 32-bit integers
-# The operand formats the CUDA quantize kernel writes (the others run on the CPU only).
-_CUDA_FORMATS = ("nvfp4",)
+# The kernels' code for each operand format (csrc OperandFormat, generated from dtypes.OPERAND_FORMATS).
+_FORMAT_CODES = {f.name: i for i, f in enumerate(OPERAND_FORMATS)}
 
 
 class Quantized(NamedTuple):
@@ -103,6 +102,11 @@ def check_quantize_args(
     return signature
 
 
+def _has_global_scale(fmt: OperandFormat) -> bool:
+    """NVFP4's e4m3 scales are relative to a global scale; MX's power-of-two (ue8m0) scales stand alone."""
+    return fmt.block.scale_dtype != "float8_e8m0fnu"
+
+
 def _check_signature(x, global_scale, partner_global_scale, format) -> _Signature:
     """The rules that depend only on the call's signature (see check_quantize_args)."""
     if not isinstance(format, str):
@@ -124,7 +128,7 @@ def _check_signature(x, global_scale, partner_global_scale, format) -> _Signatur
     rows = math.prod(x.shape[:-1])
     if blocked_scale_numel(rows, k, fmt=fmt.block) > _MAX_SCALE_BYTES:
         raise ValueError(f"x of shape {tuple(x.shape)} needs more than 2^31 blocked scale bytes; quantize it in parts")
-    if global_scale is not None and fmt.block.scale_dtype == "float8_e8m0fnu":
+    if global_scale is not None and not _has_global_scale(fmt):
         raise ValueError(
             f"format={format!r} has no global scale (its scales are powers of two, one per {block} values): pass "
             f"global_scale=None"
@@ -192,24 +196,19 @@ def _launch_cuda(
     k: int,
     fmt: OperandFormat,
 ) -> None:
-    if fmt.name not in _CUDA_FORMATS:
-        raise NotImplementedError(
-            f"quantize(format={fmt.name!r}) has no CUDA kernel in this build (the CUDA quantize kernel writes "
-            f"{', '.join(_CUDA_FORMATS)}): quantize a CPU tensor (formats.quantize_mx_reference's recipe) and move "
-            f"the result"
-        )
     index = _device_index(x.device)
     if index not in _supported_devices:
         _check_device_supported(index)
         _supported_devices.add(index)
-    # 16-byte loads of x, 8-byte stores of codes (the scalars and scale bytes need only their dtype's)
+    # 16-byte loads of x, 8-byte (NVFP4) or 16-byte (MX) stores of codes (the scalars and scale bytes need only
+    # their dtype's)
     if (x.data_ptr() | out.data.data_ptr()) % 16:
         check_pointer_alignment({"x": x, "out.data": out.data})  # raises, naming the misaligned tensor
     partials = None
-    if global_scale is None:
+    if global_scale is None and _has_global_scale(fmt):
         partials = torch.empty(_C.QUANTIZE_AMAX_PARTIALS, dtype=torch.float32, device=x.device)
     _C.quantize(
-        x.data_ptr(), INPUT_DTYPES[x.dtype], rows, k,
+        x.data_ptr(), INPUT_DTYPES[x.dtype], _FORMAT_CODES[fmt.name], rows, k,
         0 if global_scale is None else global_scale.data_ptr(),
         0 if partner_global_scale is None else partner_global_scale.data_ptr(),
         out.data.data_ptr(), out.scale.data_ptr(), out.global_scale.data_ptr(), out.alpha.data_ptr(),
@@ -239,14 +238,14 @@ def quantize(
             GEMM's alpha, 1 / (global_scale * partner_global_scale). Without it: 1 / global_scale.
         out: optional preallocated outputs (as `Quantized`), written in place.
         format: "nvfp4" (default), "mxfp4" (packed e2m1, ue8m0 scales) or "mxfp8" (e4m3 values, ue8m0
-            scales; the activations of the W4A8 GEMM). MX needs K % 32 == 0 and runs on the CPU only in
-            this build (a CUDA x is a NotImplementedError).
+            scales; the activations of the W4A8 GEMM). MX needs K % 32 == 0.
 
-    CUDA tensors run on the current stream (CUDA-graph capturable; the dynamic scale's scratch is
-    allocated per call); CPU tensors run the reference recipe, formats.quantize_reference.
-    Non-finite input: a block holding NaN or +-inf gets the NaN scale byte 0x7F (it dequantizes to
-    NaN, and so does every GEMM output it feeds); a global scale that is not a positive finite
-    number makes every block NaN.
+    CUDA tensors run on the current stream (CUDA-graph capturable; NVFP4's dynamic scale's scratch is
+    allocated per call), bit for bit the reference; CPU tensors run the reference recipe,
+    formats.quantize_reference or formats.quantize_mx_reference.
+    Non-finite input: a block holding NaN or +-inf gets the NaN scale byte (0x7F e4m3, 0xFF ue8m0) and
+    codes 0 (it dequantizes to NaN, and so does every GEMM output it feeds); an NVFP4 global scale that
+    is not a positive finite number makes every block NaN.
     """
     signature = check_quantize_args(x, global_scale, partner_global_scale, format)
     fmt = signature.fmt

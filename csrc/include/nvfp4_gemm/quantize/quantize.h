@@ -1,12 +1,15 @@
-// NVFP4 quantization of a 16- or 32-bit tensor: the framework-free interface (raw pointers, sizes,
-// a cudaStream_t). The recipe is docs/formats.md's, specified by formats.quantize_reference; the
-// kernels are in nvfp4_quantize.cuh, instantiated in csrc/quantize.cu.
+// Quantization of a 16- or 32-bit tensor to a block-scaled operand format (NVFP4, MXFP4, MXFP8): the
+// framework-free interface (raw pointers, sizes, a cudaStream_t). The recipes are docs/formats.md's,
+// specified by formats.quantize_reference (NVFP4) and formats.quantize_mx_reference (MX); the kernels
+// are in nvfp4_quantize.cuh and mx_quantize.cuh over quantize_common.cuh, instantiated in csrc/quantize.cu.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <type_traits>
 
+#include "nvfp4_gemm/dtypes.h"
 #include "nvfp4_gemm/kernel_entry.h"
 
 namespace nvfp4_gemm::quantize {
@@ -16,27 +19,56 @@ enum class InputDtype : int { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
 // Scratch floats a dynamic-scale call needs in `amax_partials` (one per amax CTA).
 constexpr int kMaxAmaxPartials = 1024;
 
+// What the launcher's guards need of a format: values per scale (k is a multiple of it), the blocked
+// layout's tile, and whether it has a global scale (NVFP4's e4m3 scales are relative to one; MX's
+// power-of-two scales stand alone: global scale 1).
+struct FormatShape {
+  int values_per_scale;
+  int tile_rows;
+  int tile_cols;
+  bool global_scale;
+};
+
+template <OperandFormat F>
+constexpr FormatShape format_shape() {
+  using Block = typename OperandTraits<F>::Block;
+  return {Block::kValuesPerScale, Block::kScaleTileRows, Block::kScaleTileCols, std::is_same_v<Block, Nvfp4Format>};
+}
+
+constexpr FormatShape format_shape(OperandFormat format) {
+  switch (format) {
+    case OperandFormat::kMxfp4:
+      return format_shape<OperandFormat::kMxfp4>();
+    case OperandFormat::kMxfp8:
+      return format_shape<OperandFormat::kMxfp8>();
+    default:
+      return format_shape<OperandFormat::kNvfp4>();
+  }
+}
+
 struct QuantizeProblem {
   int rows = 0;  // product of x's leading dims
-  int k = 0;     // elements per row, a positive multiple of 16
+  int k = 0;     // elements per row, a positive multiple of the format's values per scale
 
   const void* x = nullptr;                      // (rows, k) row-major, 16-byte aligned
-  const float* global_scale = nullptr;          // the static global scale (device scalar); nullptr: dynamic
+  const float* global_scale = nullptr;          // NVFP4's static global scale (device scalar); nullptr: dynamic
+                                                // (MX, which has none: nullptr)
   const float* partner_global_scale = nullptr;  // the GEMM partner's global scale; nullptr: 1
 
-  std::uint8_t* fp4 = nullptr;            // (rows, k/2): element 2j in the low nibble of byte j
-  std::uint8_t* scale_blocked = nullptr;  // round_up(rows,128) * round_up(k/16,4) e4m3 bytes, padding zero
-  float* global_scale_out = nullptr;      // the global scale used
+  // (rows, k * bits / 8), 16-byte aligned: packed e2m1 (element 2j in the low nibble of byte j) or e4m3 bytes
+  std::uint8_t* data = nullptr;
+  std::uint8_t* scale_blocked = nullptr;  // round_up(rows,128) * round_up(k/block,4) scale bytes, padding zero
+  float* global_scale_out = nullptr;      // the global scale used (MX: 1)
   float* alpha_out = nullptr;             // 1 / (global scale * partner), rounded once from float64
-  float* amax_partials = nullptr;         // dynamic: kMaxAmaxPartials floats of scratch
+  float* amax_partials = nullptr;         // NVFP4, dynamic: kMaxAmaxPartials floats of scratch
 };
 
 // On `stream` of the current device (`sm_count` multiprocessors): one pass over x, plus one amax
-// pass before it when the global scale is dynamic. No host synchronization.
-LaunchStatus launch_quantize(const QuantizeProblem& problem, InputDtype dtype, int device, int sm_count,
-                             cudaStream_t stream);
+// pass before it when NVFP4's global scale is dynamic. No host synchronization.
+LaunchStatus launch_quantize(const QuantizeProblem& problem, OperandFormat format, InputDtype dtype, int device,
+                             int sm_count, cudaStream_t stream);
 
 // The kernels' own per-block arithmetic run on the host over host pointers (a test hook).
-void quantize_on_host(const QuantizeProblem& problem, InputDtype dtype);
+void quantize_on_host(const QuantizeProblem& problem, OperandFormat format, InputDtype dtype);
 
 }  // namespace nvfp4_gemm::quantize
