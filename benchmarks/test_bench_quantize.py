@@ -95,6 +95,14 @@ def test_quantize_decode(benchmark, m, mode):
     time_decode(benchmark, fn, f"{mode} bf16 {m}x{k}")
 
 
+def test_event_timing_floor_of_one_kernel(benchmark):
+    """What the decode rows' method gives one trivial kernel (an add on 16 elements): their floor. The
+    dynamic decode quantize is two kernels (amax, then quantize), so its time is measured against twice
+    this, not against zero."""
+    tiny = torch.zeros(16, device="cuda")
+    time_decode(benchmark, lambda: tiny.add_(1), "floor: one 16-element add")
+
+
 @pytest.mark.parametrize("fmt", ["mxfp4", "mxfp8"])
 @pytest.mark.parametrize("m", [1, 16, 128])
 def test_quantize_mx_decode(benchmark, m, fmt):
