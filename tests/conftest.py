@@ -19,6 +19,24 @@ def cuda_device_or_skip():
     return torch.device("cuda")
 
 
+def hopper_or_skip():
+    """The Hopper GPU the sm90 family's kernels run on, or skip (another GPU, none, or no sm_90a kernels)."""
+    device = cuda_device_or_skip()
+    if torch.cuda.get_device_capability(device)[0] != 9:
+        pytest.skip(f"{torch.cuda.get_device_name(device)}: these kernels are the sm90 family's")
+    if (9, 0) not in nvfp4_gemm.supported_capabilities():
+        pytest.skip("this wheel carries no sm_90a kernels")
+    return device
+
+
+def check_exact(out, ops, label):
+    """`out` against the exact reference of `ops` within the tolerance of FP32 accumulation over K."""
+    from nvfp4_gemm.testing import check_against_reference, fp32_roundings
+
+    passed, summary = check_against_reference(out.cpu(), ops, roundings=fp32_roundings(ops.b.shape[-1] * 2))
+    assert passed, f"{label}: {summary}"
+
+
 def op_raises(error: type, match: str):
     """pytest.raises for a rule broken in a CUDA call of the op: the rule's own type from the op's Python
     kernels; from its C++ kernels (_C.HAS_TORCH_OP) the dispatcher's RuntimeError, carrying that type's

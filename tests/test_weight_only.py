@@ -10,9 +10,9 @@ from nvfp4_gemm import families, resolver
 from nvfp4_gemm._checks import check_format_supported, check_gemm_args
 from nvfp4_gemm.configs import load_table
 from nvfp4_gemm.formats import reference_gemm_float64
-from nvfp4_gemm.testing import check_against_reference, fp32_roundings, random_operands
+from nvfp4_gemm.testing import random_operands
 
-from conftest import cuda_device_or_skip, op_raises, poisoned
+from conftest import check_exact, hopper_or_skip, op_raises, poisoned
 
 WEIGHT_ONLY = ("bf16xnvfp4", "fp16xnvfp4", "bf16xmxfp4")  # the Hopper kernels' (fp16xmxfp4: the CPU only)
 TOKEN_DTYPE = {"bf16xnvfp4": torch.bfloat16, "fp16xnvfp4": torch.float16, "bf16xmxfp4": torch.bfloat16}
@@ -102,20 +102,6 @@ def test_a_family_without_weight_only_kernels_names_the_route():
 
 
 # --- Hopper --------------------------------------------------------------------------------------
-
-
-def hopper_or_skip():
-    device = cuda_device_or_skip()
-    if torch.cuda.get_device_capability(device)[0] != 9:
-        pytest.skip(f"{torch.cuda.get_device_name(device)}: the weight-only kernels are the sm90 family's")
-    if (9, 0) not in nvfp4_gemm.supported_capabilities():
-        pytest.skip("this wheel carries no sm_90a kernels")
-    return device
-
-
-def check_exact(out, ops, label):
-    passed, summary = check_against_reference(out.cpu(), ops, roundings=fp32_roundings(ops.b.shape[-1] * 2))
-    assert passed, f"{label}: {summary}"
 
 
 def weight_only_configs():

@@ -86,7 +86,7 @@ class ElementFormat:
     # floor(log2(amax)) - emax).
     emax: int
     cutlass_type: str  # the CUTLASS element type
-    # The sm90 kernels' token type (their template argument): packed NVFP4 tokens are bytes
+    # The sm90 kernels' token type (their template argument): packed FP4 tokens are bytes
     cuda_type: str = ""
 
     @property
@@ -97,7 +97,8 @@ class ElementFormat:
 
 FP4_E2M1 = ElementFormat("e2m1", ("uint8", "float4_e2m1fn_x2"), bits=4, emax=2, cutlass_type="cutlass::float_e2m1_t",
                          cuda_type="std::uint8_t")
-FP8_E4M3 = ElementFormat("e4m3", ("float8_e4m3fn",), bits=8, emax=8, cutlass_type="cutlass::float_e4m3_t")
+FP8_E4M3 = ElementFormat("e4m3", ("float8_e4m3fn",), bits=8, emax=8, cutlass_type="cutlass::float_e4m3_t",
+                         cuda_type="__nv_fp8_e4m3")
 # The block-scaled (quantized) element formats: what `quantize` writes and `dequantize` reads.
 ELEMENT_FORMATS = (FP4_E2M1, FP8_E4M3)
 # 16-bit activations a GEMM takes as given, without scales (weight-only, "W4A16").

@@ -140,8 +140,8 @@ FAMILIES = (
         reference_sm_count=132,
         model="sm90_model",
         headers=("nvfp4_gemm/sm90/launcher.cuh",),
-        # {tokens}: the format's activations as the kernels take them (packed NVFP4 bytes, __half, __nv_bfloat16);
-        # {weight_block}: the weights' block format (Nvfp4Format, MxFormat: dtypes.h)
+        # {tokens}: the format's activations as the kernels take them (packed FP4 bytes, __nv_fp8_e4m3, __half,
+        # __nv_bfloat16); {weight_block}: the weights' block format (Nvfp4Format, MxFormat: dtypes.h)
         kernel="sm90::DequantGemm<{tile_m}, {element}, sm90::Kind::{mma_enum}, {tile_n}, {tokens}, {weight_block}>",
         element_spelling="cuda",
         # wgmma: [tokens, weight rows, K stage]; the accumulators, tokens x weight rows / 256 FP32 per
@@ -158,8 +158,9 @@ FAMILIES = (
         per_column_alpha=True,  # one epilogue (sm90/common.cuh finish_tile) reads alpha[n]
         # NVFP4 x NVFP4, and weight-only: fp16 / bf16 activations as given (fp16 / bf16 MMAs, the weights
         # dequantized to the activations' type); MXFP4 weights with bf16 activations only (fp16 cannot hold
-        # e2m1 x 2^e over ue8m0's range)
-        formats=("nvfp4", "fp16xnvfp4", "bf16xnvfp4", "bf16xmxfp4"),
+        # e2m1 x 2^e over ue8m0's range); MXFP4 x MXFP4 and MXFP8 x MXFP4 through the bf16 x MXFP4 kernels
+        # (a prepass dequantizes the MX tokens exactly to bf16)
+        formats=("nvfp4", "fp16xnvfp4", "bf16xnvfp4", "bf16xmxfp4", "mxfp4", "mxfp8xmxfp4"),
     ),
     Family(
         name="sm120",

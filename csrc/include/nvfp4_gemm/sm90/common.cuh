@@ -24,6 +24,7 @@
 #include <cuda.h>  // CUtensorMap and the encoder's signature (called through the runtime: no libcuda link)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>  // __nv_fp8_e4m3: the MXFP8 tokens' type (token_prepass.cuh)
 #include <cuda_runtime_api.h>
 
 #include "nvfp4_gemm/dtypes.h"  // the block formats' constants (generated from python/nvfp4_gemm/dtypes.py)

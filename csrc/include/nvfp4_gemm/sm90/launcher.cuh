@@ -2,7 +2,9 @@
 // tile, token type, weight block format> per config table row and output dtype (instantiated by the
 // generated translation units). Token type: std::uint8_t = packed NVFP4 tokens with blocked scales;
 // __half or __nv_bfloat16 = 16-bit tokens used as given (weight-only, W4A16). Weight block format:
-// Nvfp4Format, or MxFormat (MXFP4 weights, bf16 tokens). Both follow the row's format.
+// Nvfp4Format, or MxFormat (MXFP4 weights). With MX weights, std::uint8_t = packed MXFP4 tokens and
+// __nv_fp8_e4m3 = MXFP8 tokens (ue8m0 scales): dequantized exactly to bf16 by a prepass, then the bf16 x
+// MXFP4 kernels. Both follow the row's format.
 #pragma once
 
 #include <type_traits>
@@ -88,9 +90,16 @@ struct DequantGemm {
   static_assert(kTileN == detail::kTileN || kKind == Kind::kWgmma, "only the wgmma kernel has 256-row tiles");
   // K per unit of split-K work: a pipeline stage, or a chunk of the direct kernel
   static constexpr int kSplitUnitK = kKind == Kind::kDirect ? direct::kChunkK : detail::kStageK;
-  static constexpr bool kPrepass = kKind == Kind::kWgmma;  // the wgmma kernel reads the prepass's 16-bit tokens
-  using TokenKind = detail::Tokens<TokenT>;
+  // MX tokens (MXFP4 x MXFP4, MXFP8 x MXFP4): the GEMM kernel is the weight-only bf16 x MXFP4 one, reading
+  // the prepass's exact bf16 tokens (mx_tokens_kernel)
+  static constexpr bool kMxTokens = std::is_same_v<WeightBlock, MxFormat> &&
+                                    (std::is_same_v<TokenT, std::uint8_t> || std::is_same_v<TokenT, __nv_fp8_e4m3>);
+  using GemmTokenT = std::conditional_t<kMxTokens, __nv_bfloat16, TokenT>;
+  // the wgmma kernel reads the prepass's 16-bit tokens; the direct kernel reads MX tokens' bf16 from it
+  static constexpr bool kPrepass = kKind == Kind::kWgmma || kMxTokens;
+  using TokenKind = detail::Tokens<GemmTokenT>;
   static_assert(!TokenKind::kQuantized || std::is_same_v<WeightBlock, Nvfp4Format>, "FP4 tokens are NVFP4 x NVFP4");
+  static constexpr bool kScaledTokens = TokenKind::kQuantized || kMxTokens;  // a_scale given
 
   static int stages_total(const GemmProblem& p) { return (p.k + detail::kStageK - 1) / detail::kStageK; }
   static int tiles(const GemmProblem& p) {
@@ -121,17 +130,31 @@ struct DequantGemm {
   }
 
   // The GEMM kernel this instantiation launches (after the prepass, if any) and its shared memory.
-  using KernelOf = GemmKernelOf<kTileM, kTileN, ElementOut, kKind, TokenT, WeightBlock>;
+  using KernelOf = GemmKernelOf<kTileM, kTileN, ElementOut, kKind, GemmTokenT, WeightBlock>;
   using Smem = typename KernelOf::Smem;
   static constexpr int kDynamicSmemBytes = KernelOf::kSmemBytes;
   static int dynamic_smem_attribute() { return Smem::attribute(); }
+
+  // The token prepass into the workspace (params.tokens): one thread per 32-token segment.
+  static bool launch_prepass(const DequantGemmParams& params, const GemmProblem& p, cudaStream_t stream) {
+    const long long segments = static_cast<long long>(p.l) * p.m * (p.k / prepass::kSegmentK);
+    const unsigned blocks = static_cast<unsigned>((segments + prepass::kThreads - 1) / prepass::kThreads);
+    if constexpr (kMxTokens) {
+      mx_tokens_kernel<TokenT, kKind == Kind::kWgmma><<<blocks, prepass::kThreads, 0, stream>>>(params);
+    } else if constexpr (TokenKind::kQuantized) {
+      dequant_tokens_kernel<prepass::kSegmentK><<<blocks, prepass::kThreads, 0, stream>>>(params);
+    } else {
+      permute_tokens_kernel<TokenT><<<blocks, prepass::kThreads, 0, stream>>>(params);
+    }
+    return cudaGetLastError() == cudaSuccess;
+  }
 
   static LaunchStatus launch(const GemmProblem& p, const LaunchContext& ctx) {
     LaunchStatus ok = can_implement(p);
     if (!ok.ok) return ok;
     if (ctx.split_k < 1) return {false, "split_k must be at least 1"};
-    if (TokenKind::kQuantized != (p.a_scale_blocked != nullptr)) {
-      return {false, TokenKind::kQuantized ? "NVFP4 tokens need a_scale" : "16-bit tokens take no a_scale"};
+    if (kScaledTokens != (p.a_scale_blocked != nullptr)) {
+      return {false, kScaledTokens ? "block-scaled tokens need a_scale" : "16-bit tokens take no a_scale"};
     }
     const int split_k = ctx.split_k;
     if (split_k > (p.k + kSplitUnitK - 1) / kSplitUnitK) {
@@ -155,7 +178,7 @@ struct DequantGemm {
     params.l = p.l;
     params.split_k = split_k;
     params.stages_total = stages_total(p);
-    using Format = WeightBlock;  // NVFP4 tokens share it (static_assert above)
+    using Format = WeightBlock;  // scaled tokens share it (static_asserts above)
     params.scale_cols_padded =
         (p.k / Format::kValuesPerScale + Format::kScaleTileCols - 1) / Format::kScaleTileCols * Format::kScaleTileCols;
     const auto padded_rows = [](int rows) {
@@ -177,20 +200,13 @@ struct DequantGemm {
     const dim3 grid((p.n + kTileN - 1) / kTileN, (p.m + kTileM - 1) / kTileM, p.l * split_k);
     if constexpr (kKind == Kind::kWgmma) {
       using Shape = typename KernelOf::Shape;
-      auto kernel = wgmma_gemm_kernel<kTileM, kTileN, ElementOut, TokenT, WeightBlock>;
+      auto kernel = wgmma_gemm_kernel<kTileM, kTileN, ElementOut, GemmTokenT, WeightBlock>;
       CUtensorMap tokens_map;
       if (!tokens_tensor_map(&tokens_map, detail::MmaElement<typename TokenKind::Mma>::kTmaType, params.tokens, p.k, p.m, p.l,
                              kTileM)) {
         return {false, "cuTensorMapEncodeTiled failed for the prepass's 16-bit tokens"};
       }
-      const long long segments = static_cast<long long>(p.l) * p.m * (p.k / prepass::kSegmentK);
-      const unsigned blocks = static_cast<unsigned>((segments + prepass::kThreads - 1) / prepass::kThreads);
-      if constexpr (TokenKind::kQuantized) {
-        dequant_tokens_kernel<prepass::kSegmentK><<<blocks, prepass::kThreads, 0, ctx.stream>>>(params);
-      } else {
-        permute_tokens_kernel<TokenT><<<blocks, prepass::kThreads, 0, ctx.stream>>>(params);
-      }
-      if (cudaGetLastError() != cudaSuccess) return {false, "token prepass launch failed"};
+      if (!launch_prepass(params, p, ctx.stream)) return {false, "token prepass launch failed"};
       // Programmatic dependent launch: the GEMM starts while the prepass runs and loads its first
       // weights; its producers wait (griddepcontrol.wait) before reading the tokens.
       cudaLaunchConfig_t config{};
@@ -205,7 +221,11 @@ struct DequantGemm {
       config.numAttrs = 1;
       if (cudaLaunchKernelEx(&config, kernel, params, tokens_map) != cudaSuccess) return {false, "kernel launch failed"};
     } else {
-      auto kernel = direct_decode_kernel<kTileM, ElementOut, TokenT, WeightBlock>;
+      if constexpr (kMxTokens) {  // the direct kernel stages the prepass's bf16 tokens, stream-ordered after it
+        if (!launch_prepass(params, p, ctx.stream)) return {false, "token prepass launch failed"};
+        params.a = static_cast<const std::uint8_t*>(params.tokens);
+      }
+      auto kernel = direct_decode_kernel<kTileM, ElementOut, GemmTokenT, WeightBlock>;
       kernel<<<grid, direct::kThreads, direct::kSmemBytes, ctx.stream>>>(params);
       if (cudaGetLastError() != cudaSuccess) return {false, "kernel launch failed"};
     }
