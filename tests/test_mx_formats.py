@@ -313,7 +313,9 @@ def test_nvfp4_sized_scales_in_e8m0_are_refused(entry):
 @pytest.mark.parametrize("fmt", ["mxfp4", "mxfp8xmxfp4"])
 def test_pinned_configs_check_the_format_on_the_cpu_as_on_a_gpu(fmt):
     ops = random_operands(128, 128, 256, seed=20, format=fmt)
-    with pytest.raises(NotImplementedError, match=rf"the {fmt} format .* has no sm90 kernel in this build"):
+    with pytest.raises(NotImplementedError, match=rf"the {fmt} format .* has no sm120 kernel in this build"):
+        nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, config="sm120_coop_128x128x128")
+    with pytest.raises(ValueError, match=rf"config 'sm90_wgmma_128x128x128_prepass_splitk' runs the nvfp4 format; this call is {fmt}"):
         nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, config="sm90_wgmma_128x128x128_prepass_splitk")
     with pytest.raises(ValueError, match=rf"config 'sm100_1sm_128x128x256_c1x1' runs the nvfp4 format; this call is {fmt}"):
         nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, config="sm100_1sm_128x128x256_c1x1")
@@ -347,7 +349,7 @@ def test_every_family_names_formats_the_table_knows():
 @pytest.mark.parametrize("fmt", ["mxfp4", "mxfp8xmxfp4"])
 @pytest.mark.parametrize("out_dtype", [torch.float16, torch.bfloat16, torch.float32])
 @pytest.mark.parametrize("m,n,k,l", [(1, 8, 256, None), (129, 136, 384, None), (200, 264, 1024, 3)])
-def test_mx_on_blackwell_matches_the_exact_reference(fmt, out_dtype, m, n, k, l):
+def test_mx_on_a_gpu_matches_the_exact_reference(fmt, out_dtype, m, n, k, l):
     device = cuda_device_or_skip()
     family = nvfp4_gemm.families.for_sm_major(torch.cuda.get_device_capability(device)[0])
     if family is None or fmt not in family.formats:
@@ -365,7 +367,7 @@ def test_mx_on_a_gpu_without_kernels_is_a_clear_error(fmt):
     device = cuda_device_or_skip()
     family = nvfp4_gemm.families.for_sm_major(torch.cuda.get_device_capability(device)[0])
     if family is not None and fmt in family.formats:
-        pytest.skip(f"the {family.name} family runs {fmt} (test_mx_on_blackwell_matches_the_exact_reference)")
+        pytest.skip(f"the {family.name} family runs {fmt} (test_mx_on_a_gpu_matches_the_exact_reference)")
     ops = random_operands(128, 128, 256, seed=21, format=fmt, device=device)
     match = rf"the {fmt} format \(a .*\) has no sm\d+ kernel in this build"
     out = poisoned((128, 128), torch.float16, device)

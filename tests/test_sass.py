@@ -38,7 +38,6 @@ def cuobjdump() -> str:
 
 @pytest.fixture(scope="module")
 def sass_by_function():
-    sm100_kernels()
     text = subprocess.run([cuobjdump(), "--dump-sass", _C.__file__], check=True, capture_output=True, text=True).stdout
     functions = {}
     arch = None
@@ -70,6 +69,7 @@ def gemm_format_of(function_name: str) -> str:
 
 
 def test_gemm_kernels_use_nvfp4_block_scaled_mma(sass_by_function):
+    sm100_kernels()
     sm100_count = len([k for k in _C.kernels() if k[2] == 10])
     for arch in [a for a in _C.compiled_architectures() if a.startswith("sm_10")]:
         gemms = {name: body for (a, name), body in sass_by_function.items() if a == arch and "GemmUniversal" in name}
@@ -96,6 +96,7 @@ def test_gemm_kernels_use_nvfp4_block_scaled_mma(sass_by_function):
 
 
 def test_every_sm100_format_row_has_its_kernels(sass_by_function):
+    sm100_kernels()
     from nvfp4_gemm.configs import OUT_DTYPES, load_table
 
     rows = [load_table().by_name(name) for name in {k[0] for k in _C.kernels() if k[2] == 10}]
@@ -107,6 +108,7 @@ def test_every_sm100_format_row_has_its_kernels(sass_by_function):
 
 
 def test_sm100_variants_compile_to_what_their_rows_say(sass_by_function):
+    sm100_kernels()
     from nvfp4_gemm.configs import OUT_DTYPES, load_table
 
     rows = [load_table().by_name(name) for name in {k[0] for k in _C.kernels() if k[2] == 10}]
@@ -124,29 +126,45 @@ def test_hopper_kernels_use_16bit_tensor_cores(sass_by_function):
     if "sm_90a" not in _C.compiled_architectures():
         pytest.skip("this build carries no sm_90a kernels")
     from nvfp4_gemm.configs import load_table
-    from nvfp4_gemm.dtypes import gemm_format
+    from nvfp4_gemm.dtypes import MX, gemm_format
 
     table = load_table()
-    rows = [table.by_name(name) for name, _, major in _C.kernels() if major == 9]
-    mma = [row.mma for row in rows]
-    # every __global__ of namespace nvfp4_gemm::sm90: one per registry entry, plus the token prepasses: the
-    # NVFP4 tokens' dequantizing one, and one permuting pass per 16-bit token type of the weight-only rows
+    entries = [(table.by_name(name), dtype) for name, dtype, major in _C.kernels() if major == 9]
+    rows = [row for row, _ in entries]
+
+    def mx_tokens(row):
+        return gemm_format(row.format).a.block is MX
+
+    def gemm_tokens(row):  # the GEMM kernel's tokens: MX tokens reach it as the MX prepass's bf16
+        return "bf16" if mx_tokens(row) else gemm_format(row.format).a.element.name
+
+    # every __global__ of namespace nvfp4_gemm::sm90: one per distinct GEMM kernel (the MX-token rows
+    # instantiate the bf16 x MXFP4 rows' kernels), plus the token prepasses: the NVFP4 tokens' dequantizing
+    # one, one permuting pass per 16-bit token type of the weight-only wgmma rows, and one MX pass per
+    # (MX token type, kernel kind): bf16 in the wgmma K order, or as given for the direct kernel
     kernels = {name: body for (arch, name), body in sass_by_function.items() if arch == "sm_90a" and "nvfp4_gemm4sm90" in name}
     prepass = [name for name in kernels if "dequant_tokens_kernel" in name]
     permute = [name for name in kernels if "permute_tokens_kernel" in name]
-    wgmma_tokens = {gemm_format(row.format).a.element.name for row in rows if row.mma == "wgmma"}
-    assert len(prepass) == (1 if "e2m1" in wgmma_tokens else 0)
-    assert len(permute) == len(wgmma_tokens - {"e2m1"})
-    gemms = {name: body for name, body in kernels.items() if name not in prepass + permute}
-    assert len(gemms) == len(mma)
+    mx_prepass = [name for name in kernels if "mx_tokens_kernel" in name]
+    wgmma_formats = {row.format for row in rows if row.mma == "wgmma"}
+    assert len(prepass) == (1 if "nvfp4" in wgmma_formats else 0)
+    assert len(permute) == len({gemm_format(f).a.element.name for f in wgmma_formats if gemm_format(f).weight_only})
+    mx_rows = [row for row in rows if mx_tokens(row)]
+    assert len(mx_prepass) == len({(gemm_format(row.format).a.element.name, row.mma) for row in mx_rows})
+    assert mx_rows, "the table has MX-token rows for sm90 (tests/test_mx_hopper.py)"
+    gemms = {name: body for name, body in kernels.items() if name not in prepass + permute + mx_prepass}
+    distinct = {(row.tile, row.mma, dtype, gemm_tokens(row), gemm_format(row.format).b.name) for row, dtype in entries}
+    assert len(gemms) == len(distinct)
     # wgmma kernels show HGMMA (16-bit in, FP32 accumulate), the direct decode kernel HMMA.16816.F32; the
-    # kernels of bf16 activations run the BF16 forms (their weights dequantized to bf16), the others fp16
+    # kernels of bf16 activations (as given, or the MX prepass's) run the BF16 forms (their weights
+    # dequantized to bf16), the others fp16
     hgmma = [name for name, body in gemms.items() if re.search(r"\bHGMMA\.64x\d+x16\.F32\b", body)]
     hmma = [name for name, body in gemms.items() if re.search(r"\bHMMA\.16816\.F32\b", body)]
-    assert len(hgmma) == mma.count("wgmma") and len(hmma) == mma.count("direct")
+    assert len(hgmma) == sum(kind == "wgmma" for _, kind, *_ in distinct)
+    assert len(hmma) == sum(kind == "direct" for _, kind, *_ in distinct)
     assert not set(hgmma) & set(hmma)
     bf16 = [name for name, body in gemms.items() if re.search(r"\b(HGMMA\.64x\d+x16|HMMA\.16816)\.F32\.BF16\b", body)]
-    assert len(bf16) == sum(gemm_format(row.format).a.element.name == "bf16" for row in rows)
+    assert len(bf16) == sum(tokens == "bf16" for *_, tokens, _ in distinct)
     for name in hmma:  # weight rows streamed by bulk copies (UBLKCP) into a ring handed over through mbarriers
         body = gemms[name]
         assert "UBLKCP" in body and "SYNCS" in body and "LDGSTS" not in body, f"{name[:80]}... is not the bulk-copy ring"
@@ -161,5 +179,8 @@ def test_hopper_kernels_use_16bit_tensor_cores(sass_by_function):
         hgmma_lines = re.findall(r"HGMMA\.[^;]*;", body)
         assert any("gsb0" not in line for line in hgmma_lines), f"{name[:80]}... serializes its wgmmas"
         assert "WARPGROUP.DEPBAR.LE gsb0, 0x1" in body, f"{name[:80]}... waits for every wgmma batch"
-    for name in prepass:  # it lets the GEMM launch early: griddepcontrol.launch_dependents (PREEXIT)
+    for name in prepass + mx_prepass:  # it lets the GEMM launch early: griddepcontrol.launch_dependents (PREEXIT)
         assert "PREEXIT" in kernels[name]
+    for name in mx_prepass:  # no tensor-core MMA; MXFP8 tokens converted by the e4m3 unpack (cvt.rn.f16x2.e4m3x2)
+        assert not re.search(r"\bH?G?MMA\.", kernels[name]), name  # (HFMA2.MMA is the FMA pipe's form of HFMA2)
+        assert ("F2FP.F16.E4M3.UNPACK_B" in kernels[name]) == ("fp8_e4m3" in name), name
