@@ -182,5 +182,5 @@ def test_hopper_kernels_use_16bit_tensor_cores(sass_by_function):
     for name in prepass + mx_prepass:  # it lets the GEMM launch early: griddepcontrol.launch_dependents (PREEXIT)
         assert "PREEXIT" in kernels[name]
     for name in mx_prepass:  # no tensor-core MMA; MXFP8 tokens converted by the e4m3 unpack (cvt.rn.f16x2.e4m3x2)
-        assert not re.search(r"\bH?G?MMA\.", kernels[name]), name  # (HFMA2.MMA is the FMA pipe's form of HFMA2)
+        assert not re.search(r"\b(HMMA|HGMMA)\.", kernels[name]), name  # (HFMA2.MMA is the FMA pipe's form of HFMA2)
         assert ("F2FP.F16.E4M3.UNPACK_B" in kernels[name]) == ("fp8_e4m3" in name), name
