@@ -235,8 +235,9 @@ def gemm(
             resolver's); the config that runs bounds it (`Config.max_split_k`): on a GPU the pinned or
             resolved config, on the CPU the pinned one (without config= only the type is checked there).
 
-    CUDA tensors run on their device's current stream (NVFP4 on every family, weight-only on Hopper; an
-    MX call on Hopper, or a weight-only call on Blackwell, is a NotImplementedError before any launch);
+    CUDA tensors run on their device's current stream (the formats its family takes, `Family.formats`:
+    NVFP4 everywhere, MX x MX on Blackwell sm100 and Hopper, weight-only on Hopper but fp16 x MXFP4; another
+    is a NotImplementedError before any launch);
     CPU tensors use the exact reference, every format. M, N or
     L = 0 give the empty output and K = 0 gives alpha * 0, without a launch. No argument may require
     grad (there is no backward). The limits and their errors: README, "Errors and limits".
