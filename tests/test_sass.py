@@ -168,6 +168,8 @@ def test_hopper_kernels_use_16bit_tensor_cores(sass_by_function):
     for name in hmma:  # weight rows streamed by bulk copies (UBLKCP) into a ring handed over through mbarriers
         body = gemms[name]
         assert "UBLKCP" in body and "SYNCS" in body and "LDGSTS" not in body, f"{name[:80]}... is not the bulk-copy ring"
+        # its consumers wait for the MX prepass when launched after it (griddepcontrol.wait: ACQBULK)
+        assert "ACQBULK" in body, f"{name[:80]}... lacks the PDL wait"
     for name in hgmma:
         body = gemms[name]
         # raw weights by cp.async and ldmatrix, 16-bit tokens by TMA (UTMALDG), stages handed over through

@@ -120,7 +120,10 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
     return;  // the consumers wait on every copy this warp issued
   }
 
-  // Consumers.
+  // Consumers. MX tokens: the launch depends on the MX prepass (launcher.cuh), whose bf16 tokens are
+  // complete and visible past this wait (the producer's weight copies already overlap it); without a
+  // programmatic dependency it returns at once.
+  wait_for_prerequisites();
   const int g = lane >> 2, t = lane & 3;
   const int kblocks = p.k / 16;
   const bool two_token_tiles = p.m - m0 > 8;  // CTA-uniform

@@ -135,6 +135,24 @@ struct DequantGemm {
   static constexpr int kDynamicSmemBytes = KernelOf::kSmemBytes;
   static int dynamic_smem_attribute() { return Smem::attribute(); }
 
+  // Programmatic dependent launch of the GEMM after the token prepass: it starts while the prepass runs
+  // and loads its first weights; it waits (griddepcontrol.wait) before reading the tokens.
+  template <class Kernel, class... Args>
+  static bool launch_dependent(Kernel kernel, dim3 grid, int threads, int smem_bytes, cudaStream_t stream,
+                               Args... args) {
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = smem_bytes;
+    config.stream = stream;
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, kernel, args...) == cudaSuccess;
+  }
+
   // The token prepass into the workspace (params.tokens): one thread per 32-token segment.
   static bool launch_prepass(const DequantGemmParams& params, const GemmProblem& p, cudaStream_t stream) {
     const long long segments = static_cast<long long>(p.l) * p.m * (p.k / prepass::kSegmentK);
@@ -207,27 +225,21 @@ struct DequantGemm {
         return {false, "cuTensorMapEncodeTiled failed for the prepass's 16-bit tokens"};
       }
       if (!launch_prepass(params, p, ctx.stream)) return {false, "token prepass launch failed"};
-      // Programmatic dependent launch: the GEMM starts while the prepass runs and loads its first
-      // weights; its producers wait (griddepcontrol.wait) before reading the tokens.
-      cudaLaunchConfig_t config{};
-      config.gridDim = grid;
-      config.blockDim = dim3(Shape::kThreads);
-      config.dynamicSmemBytes = Shape::kSmemBytes;
-      config.stream = ctx.stream;
-      cudaLaunchAttribute attribute{};
-      attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      attribute.val.programmaticStreamSerializationAllowed = 1;
-      config.attrs = &attribute;
-      config.numAttrs = 1;
-      if (cudaLaunchKernelEx(&config, kernel, params, tokens_map) != cudaSuccess) return {false, "kernel launch failed"};
+      if (!launch_dependent(kernel, grid, Shape::kThreads, Shape::kSmemBytes, ctx.stream, params, tokens_map)) {
+        return {false, "kernel launch failed"};
+      }
     } else {
-      if constexpr (kMxTokens) {  // the direct kernel stages the prepass's bf16 tokens, stream-ordered after it
+      auto kernel = direct_decode_kernel<kTileM, ElementOut, GemmTokenT, WeightBlock>;
+      if constexpr (kMxTokens) {  // the direct kernel stages the prepass's bf16 tokens
         if (!launch_prepass(params, p, ctx.stream)) return {false, "token prepass launch failed"};
         params.a = static_cast<const std::uint8_t*>(params.tokens);
+        if (!launch_dependent(kernel, grid, direct::kThreads, direct::kSmemBytes, ctx.stream, params)) {
+          return {false, "kernel launch failed"};
+        }
+      } else {
+        kernel<<<grid, direct::kThreads, direct::kSmemBytes, ctx.stream>>>(params);
+        if (cudaGetLastError() != cudaSuccess) return {false, "kernel launch failed"};
       }
-      auto kernel = direct_decode_kernel<kTileM, ElementOut, GemmTokenT, WeightBlock>;
-      kernel<<<grid, direct::kThreads, direct::kSmemBytes, ctx.stream>>>(params);
-      if (cudaGetLastError() != cudaSuccess) return {false, "kernel launch failed"};
     }
     return {};
   }
