@@ -19,6 +19,28 @@ namespace nvfp4_gemm::sm90 {
 namespace prepass {
 constexpr int kThreads = 256;
 constexpr int kSegmentK = 32;  // FP4 elements per thread: 16 raw bytes in, 64 fp16 bytes out
+
+// The segment a thread owns: `index` counts the (l, m, k / 32) segments; false past the last.
+struct Segment {
+  long long index;
+  int batch, row, seg;
+};
+__device__ __forceinline__ bool own_segment(const DequantGemmParams& p, Segment& s) {
+  const long long per_row = p.k / kSegmentK;
+  s.index = static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x;
+  if (s.index >= static_cast<long long>(p.l) * p.m * per_row) return false;
+  const long long row_global = s.index / per_row;  // l * m + row
+  s.seg = static_cast<int>(s.index % per_row);
+  s.batch = static_cast<int>(row_global / p.m);
+  s.row = static_cast<int>(row_global % p.m);
+  return true;
+}
+// The segment row's scale column `col` in `a`'s blocked (cuBLAS 128x4) layout.
+__device__ __forceinline__ const std::uint8_t* token_scale(const DequantGemmParams& p, const Segment& s, int col) {
+  return p.a_scale + s.batch * p.a_scale_batch +
+         (static_cast<long long>(s.row >> 7) * (p.scale_cols_padded / 4) + (col >> 2)) * detail::kScaleChunk +
+         (s.row & 31) * 16 + ((s.row >> 5) & 3) * 4 + (col & 3);
+}
 }  // namespace prepass
 
 // (A template so that every translation unit including this header shares one weak definition.)
@@ -26,19 +48,13 @@ template <int kSegmentK>
 __global__ void __launch_bounds__(prepass::kThreads) dequant_tokens_kernel(const DequantGemmParams p) {
   using namespace detail;
   launch_dependents();
-  static_assert(kSegmentK == 32, "one thread turns 16 raw bytes into 64 fp16 bytes");
-  const long long segments_per_row = p.k / kSegmentK;
-  const long long index = static_cast<long long>(blockIdx.x) * prepass::kThreads + threadIdx.x;
-  if (index >= static_cast<long long>(p.l) * p.m * segments_per_row) return;
-  const long long row_global = index / segments_per_row;  // l * m + row
-  const int seg = static_cast<int>(index % segments_per_row);
-  const int batch = static_cast<int>(row_global / p.m), row = static_cast<int>(row_global % p.m);
+  static_assert(kSegmentK == prepass::kSegmentK, "one thread turns 16 raw bytes into 64 fp16 bytes");
+  prepass::Segment segment;
+  if (!prepass::own_segment(p, segment)) return;
+  const long long index = segment.index;
   const uint4 raw = __ldcs(reinterpret_cast<const uint4*>(p.a + index * 16));
   // scale columns 2 seg and 2 seg + 1: adjacent bytes of one 4-column group of the blocked layout
-  const int col = 2 * seg;
-  const std::uint8_t* scale = p.a_scale + batch * p.a_scale_batch +
-                              (static_cast<long long>(row >> 7) * (p.scale_cols_padded / 4) + (col >> 2)) * kScaleChunk +
-                              (row & 31) * 16 + ((row >> 5) & 3) * 4 + (col & 3);
+  const std::uint8_t* scale = prepass::token_scale(p, segment, 2 * segment.seg);
   const __half2 sc = two_scales_to_half2(*reinterpret_cast<const std::uint16_t*>(scale));
   std::uint32_t h[4][4];
   dequant8(raw.x, __low2half2(sc), h[0]);
@@ -125,16 +141,10 @@ __global__ void __launch_bounds__(prepass::kThreads) mx_tokens_kernel(const Dequ
   launch_dependents();
   constexpr int kSegmentK = prepass::kSegmentK;
   static_assert(kSegmentK == MxFormat::kValuesPerScale, "one scale per segment");
-  const long long segments_per_row = p.k / kSegmentK;
-  const long long index = static_cast<long long>(blockIdx.x) * prepass::kThreads + threadIdx.x;
-  if (index >= static_cast<long long>(p.l) * p.m * segments_per_row) return;
-  const long long row_global = index / segments_per_row;  // l * m + row
-  const int col = static_cast<int>(index % segments_per_row);
-  const int batch = static_cast<int>(row_global / p.m), row = static_cast<int>(row_global % p.m);
-  const std::uint32_t code =
-      __ldg(p.a_scale + batch * p.a_scale_batch +
-            (static_cast<long long>(row >> 7) * (p.scale_cols_padded / 4) + (col >> 2)) * kScaleChunk +
-            (row & 31) * 16 + ((row >> 5) & 3) * 4 + (col & 3));
+  prepass::Segment segment;
+  if (!prepass::own_segment(p, segment)) return;
+  const long long index = segment.index;
+  const std::uint32_t code = __ldg(prepass::token_scale(p, segment, segment.seg));
   constexpr int kSegmentBytes = kSegmentK * sizeof(TokenT) / (std::is_same_v<TokenT, std::uint8_t> ? 2 : 1);
   std::uint32_t h[4][4];
   MxTokens<TokenT>::dequant(p.a + index * kSegmentBytes, code, h);
