@@ -11,8 +11,8 @@
 // arithmetic against the reference; the GPU tests compare the device's bytes.
 //
 // Work: thread (row, scale column) quantizes one block per step (e.g. one 32-byte read of a bf16
-// NVFP4 block of 16, an 8-byte code write, a scale byte), striding down the rows with the next steps'
-// blocks loaded ahead, so a warp reads 32 consecutive blocks of a row. Threads of the padding rows and
+// NVFP4 block of 16, an 8-byte code write, a scale byte), striding down the rows with the next step's
+// block loaded ahead, so a warp reads 32 consecutive blocks of a row. Threads of the padding rows and
 // columns write the zero scale bytes. The kernel is launched with programmatic dependent launch and
 // waits for its predecessor before touching memory.
 #pragma once
@@ -381,21 +381,16 @@ __global__ void __launch_bounds__(kThreads)
   const int t = blockIdx.x * kThreads + threadIdx.x;
   if (t >= rows_per_step * cols_padded) return;
   const int col = t % cols_padded;
-  // The next kAhead steps' blocks are loaded before this one is quantized, so every thread keeps
-  // kAhead blocks of loads in flight while it computes (a 16-bit block is 32 bytes: two of them ahead;
-  // an fp32 block, 64 bytes, one).
-  constexpr int kAhead = Io::kVectors <= 2 ? 2 : 1;
-  uint4 ring[kAhead + 1][Io::kVectors] = {};
+  // The next step's block is loaded before this one is quantized: every warp keeps a load in flight
+  // while it computes.
+  uint4 raw[Io::kVectors] = {};
   int row = t / cols_padded;
-#pragma unroll
-  for (int a = 0; a < kAhead; ++a) Io::load(p, row + a * rows_per_step, col, ring[a]);
+  Io::load(p, row, col, raw);
   for (; row < rows_padded; row += rows_per_step) {
-    Io::load(p, row + kAhead * rows_per_step, col, ring[kAhead]);
-    Io::quantize(p, context, row, col, cols_padded, ring[0]);
-#pragma unroll
-    for (int a = 0; a < kAhead; ++a)
-#pragma unroll
-      for (int i = 0; i < Io::kVectors; ++i) ring[a][i] = ring[a + 1][i];
+    uint4 next[Io::kVectors] = {};
+    Io::load(p, row + rows_per_step, col, next);
+    Io::quantize(p, context, row, col, cols_padded, raw);
+    for (int i = 0; i < Io::kVectors; ++i) raw[i] = next[i];
   }
 }
 

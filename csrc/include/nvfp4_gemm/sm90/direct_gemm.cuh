@@ -6,13 +6,11 @@
 namespace nvfp4_gemm::sm90 {
 
 // Direct decode kernel (the `sm90_direct_*` configs, 16 tokens per CTA). At decode sizes the weights
-// are read once and the MMAs are few: the kernel is a stream of weight bytes, and its speed is the
-// number of bytes it keeps in flight. A producer warp streams each stage's weight rows (one bulk copy
-// per row, no registers held) and the stage's blocked scale tiles (one bulk copy) into a ring of shared
-// memory, completing on the stage's mbarrier; 8 consumer warps of 16 weight rows each read their mma.sync
-// A fragments from the ring, dequantize them in registers and release the slot. The few tokens are
-// dequantized once per CTA and block of K into shared memory, in the order the B fragments are read,
-// while the producer keeps filling the ring. K runs in chunks of 64 elements (32 bytes per row).
+// are read once and the MMAs are few, so a shared-memory ring for them only adds latency: every lane
+// loads the bytes of its own mma.sync A fragments straight from global memory into registers and
+// dequantizes them there. The few tokens are dequantized once per CTA and block of K into shared
+// memory, in the order the B fragments are read. 8 warps x 16 weight rows per CTA; K runs in chunks
+// of 64 elements (32 bytes per row), blocks of kBlockChunks chunks.
 //   Fragment ownership: lane (g, t) holds bytes 8t .. 8t + 7 of every chunk (elements 16t .. 16t + 15
 // = exactly scale block 4 chunk + t) of weight rows g and g + 8. dequant8 turns each 32-bit word into
 // 4 fp16 pairs; k16 step j of the chunk takes pairs 2j and 2j + 1 of the two words' 8 pairs. The
@@ -20,38 +18,17 @@ namespace nvfp4_gemm::sm90 {
 // matching terms (the order of a dot product's terms is free). 16-bit tokens (weight-only, W4A16) are
 // staged the same way, as given: only their pairing into records (pair_tokens16).
 namespace direct {
-constexpr int kConsumerWarps = 8;
-constexpr int kConsumers = 32 * kConsumerWarps;
-constexpr int kThreads = kConsumers + 32;   // + the producer warp
+constexpr int kWarps = 8;
+constexpr int kThreads = 32 * kWarps;
 constexpr int kChunkK = 64;                 // FP4 elements per chunk
 constexpr int kChunkBytes = kChunkK / 2;
-constexpr int kStageChunks = 4;             // chunks per ring slot: 128 bytes of each weight row
-constexpr int kStages = 3;                  // ring slots: up to 3 x 22.5 KB in flight per CTA, 2 CTAs per SM
-// Row pitch 160 bytes: the 4 rows a half-warp reads (g = 0..3 or 4..7) start 32 bytes apart in the 128
-// banks' bytes, so its 8-byte fragment loads are free of bank conflicts.
-constexpr int kRowPitch = kStageChunks * kChunkBytes + 32;
-constexpr int kScaleTilesPerSlot = kStageChunks;  // NVFP4: one 512-byte tile per chunk (MX: one per two)
-constexpr int kSlotBytes = detail::kTileN * kRowPitch + kScaleTilesPerSlot * detail::kScaleChunk;
-constexpr int kBlockChunks = 16;            // chunks per token block in shared memory
+constexpr int kChunksInFlight = 4;          // weight loads issued before the first of them is used
+constexpr int kBlockChunks = 32;            // chunks per token block in shared memory
 constexpr int kRecordWords = 8;             // fp16 pairs of one (chunk, token, t) record
 constexpr int kTokenBlockWords = kBlockChunks * 16 * 4 * kRecordWords;
-constexpr int kTokenBytes = kTokenBlockWords * 4;  // 32 KB
-constexpr int kSmemBytes = kTokenBytes + kStages * kSlotBytes + 2 * kStages * 8;  // ~98 KB: two CTAs per SM
+constexpr int kSmemBytes = kTokenBlockWords * 4;  // 64 KB: two CTAs per SM
 constexpr int kTilePitch = detail::kTileN + 4;  // floats per token row of the epilogue tile
-static_assert(kBlockChunks % kStageChunks == 0, "token blocks start on slot boundaries");
-static_assert(kTokenBytes % 16 == 0 && kSlotBytes % 16 == 0 && kRowPitch % 16 == 0, "bulk copies land 16-byte aligned");
 }  // namespace direct
-
-namespace detail {
-// One bulk copy (no tensor map) of `bytes` (a multiple of 16, 16-byte aligned both sides) from global
-// into shared memory, its bytes completing a transaction on `bar`.
-__device__ __forceinline__ void bulk_copy(void* smem, const void* gmem, unsigned bytes, std::uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(smem_addr(smem)),
-      "l"(reinterpret_cast<std::uint64_t>(gmem)), "r"(bytes), "r"(smem_addr(bar))
-      : "memory");
-}
-}  // namespace detail
 
 template <int kTileM, class ElementOut, class TokenT, class WeightBlock>
 __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(const DequantGemmParams p) {
@@ -63,86 +40,37 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
   constexpr bool kMx = WeightBlock::kValuesPerScale == 32;
   static_assert(kMx || WeightBlock::kValuesPerScale == 16, "NVFP4 or MX weights");
   static_assert(kTileM == 16, "the direct kernel covers 16 tokens per CTA (two n8 MMA tiles)");
-  // token records of one block, then the ring's slots (rows, scale tiles), then its mbarriers; the
-  // epilogue's FP32 tile reuses the token records' space
-  extern __shared__ __align__(128) std::uint8_t smem[];
-  std::uint32_t* tokens = reinterpret_cast<std::uint32_t*>(smem);
-  std::uint8_t* ring = smem + direct::kTokenBytes;
-  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(ring + direct::kStages * direct::kSlotBytes);
-  std::uint64_t* empty = full + direct::kStages;
-  static_assert(kTileM * direct::kTilePitch * 4 <= direct::kTokenBytes, "epilogue tile fits");
+  // token records of one block (dynamic shared memory); the epilogue's FP32 tile reuses the space
+  extern __shared__ __align__(16) std::uint32_t tokens[];
+  static_assert(kTileM * direct::kTilePitch <= direct::kTokenBlockWords, "epilogue tile fits");
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int g = lane >> 2, t = lane & 3;
   const int n0 = blockIdx.x * kTileN, m0 = blockIdx.y * kTileM;
   const int batch = blockIdx.z / p.split_k, split = blockIdx.z % p.split_k;
   const int k_bytes = p.k / 2;
   const int chunks = (p.k + direct::kChunkK - 1) / direct::kChunkK;
   const int c_begin = static_cast<int>(static_cast<long long>(chunks) * split / p.split_k);
   const int c_end = static_cast<int>(static_cast<long long>(chunks) * (split + 1) / p.split_k);
-  const int tile_cols = p.scale_cols_padded / 4;  // 512-byte scale tiles per 128-row block
-  // the blocked scale tile holding chunk c's scales: NVFP4 one per chunk, MX one per two chunks
-  auto scale_tile = [](int chunk) { return kMx ? chunk >> 1 : chunk; };
-
-  if (tid == 0) {
-    for (int s = 0; s < direct::kStages; ++s) {
-      mbar_init(&full[s], 1);                          // the producer's arrival (+ the copies' bytes)
-      mbar_init(&empty[s], direct::kConsumerWarps);    // one arrival per consumer warp
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  __syncthreads();
-
-  if (warp == direct::kConsumerWarps) {
-    // Producer: slot by slot, the CTA's weight rows (one bulk copy each, rows past N skipped) and the
-    // slot's scale tiles (one bulk copy), as soon as the consumers have released the slot.
-    const int rows = min(kTileN, p.n - n0);
-    const std::uint8_t* w_rows = p.b + (static_cast<long long>(batch) * p.n + n0) * k_bytes;
-    const std::uint8_t* w_tiles = p.b_scale + batch * p.b_scale_batch + static_cast<long long>(n0 >> 7) * tile_cols * kScaleChunk;
-    RingPos<direct::kStages> pos;
-    for (int c0 = c_begin; c0 < c_end; c0 += direct::kStageChunks) {
-      const int c1 = min(c0 + direct::kStageChunks, c_end);
-      const unsigned row_bytes = static_cast<unsigned>(min(c1 * direct::kChunkBytes, k_bytes) - c0 * direct::kChunkBytes);
-      const int first_tile = scale_tile(c0), last_tile = scale_tile(c1 - 1);
-      const unsigned tile_bytes = static_cast<unsigned>(last_tile - first_tile + 1) * kScaleChunk;
-      mbar_wait(&empty[pos.slot], pos.phase ^ 1u);  // a fresh slot passes at once
-      std::uint8_t* slot = ring + pos.slot * direct::kSlotBytes;
-      if (lane == 0) mbar_arrive_expect_tx(&full[pos.slot], rows * row_bytes + tile_bytes);
-      __syncwarp();
-      for (int r = lane; r < rows; r += 32) {
-        bulk_copy(slot + r * direct::kRowPitch, w_rows + static_cast<long long>(r) * k_bytes + c0 * direct::kChunkBytes,
-                  row_bytes, &full[pos.slot]);
-      }
-      if (lane == 0) {
-        bulk_copy(slot + kTileN * direct::kRowPitch, w_tiles + static_cast<long long>(first_tile) * kScaleChunk,
-                  tile_bytes, &full[pos.slot]);
-      }
-      pos.advance();
-    }
-    return;  // the consumers wait on every copy this warp issued
-  }
-
-  // Consumers. MX tokens: the launch depends on the MX prepass (launcher.cuh), whose bf16 tokens are
-  // complete and visible past this wait (the producer's weight copies already overlap it); without a
-  // programmatic dependency it returns at once.
-  wait_for_prerequisites();
-  const int g = lane >> 2, t = lane & 3;
   const int kblocks = p.k / 16;
-  const bool two_token_tiles = p.m - m0 > 8;  // CTA-uniform
-  const NamedSync<direct::kConsumers> consumers_sync;
-  // this lane's weight rows g and g + 8 of the warp's 16: their byte offsets in a slot, the offsets of
-  // their scale bytes inside a 512-byte tile (cuBLAS 128x4 blocked: row part + column), whether they exist
-  int w_row_off[2], w_scale_off[2];
-  bool w_ok[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int row = warp * 16 + g + 8 * r;  // within the tile
-    w_ok[r] = n0 + row < p.n;
-    w_row_off[r] = row * direct::kRowPitch + 8 * t;
-    w_scale_off[r] = kTileN * direct::kRowPitch + (row & 31) * 16 + ((row >> 5) & 3) * 4;
-  }
-  // Offset of scale byte (row, col) = row part + (col / 4) * 512 + col % 4 (cuBLAS 128x4 blocked).
+  const int tile_cols = p.scale_cols_padded / 4;  // 512-byte scale tiles per 128-row block
+  const bool two_token_tiles = p.m - m0 > 8;      // CTA-uniform
+
+  // Offset of scale byte (row, 4 chunk + sub) = row part + chunk * 512 + sub (cuBLAS 128x4 blocked).
   auto scale_row_base = [&](int row) {
     return static_cast<long long>(row >> 7) * tile_cols * kScaleChunk + (row & 31) * 16 + ((row >> 5) & 3) * 4;
   };
+
+  // this lane's weight rows g and g + 8 of the warp's 16
+  const std::uint8_t* w_src[2];
+  const std::uint8_t* w_scale[2];
+  bool w_ok[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = n0 + warp * 16 + g + 8 * r;
+    w_ok[r] = row < p.n;
+    w_src[r] = p.b + (static_cast<long long>(batch) * p.n + (w_ok[r] ? row : 0)) * k_bytes + 8 * t;
+    w_scale[r] = p.b_scale + batch * p.b_scale_batch + scale_row_base(w_ok[r] ? row : 0) + (kMx ? t >> 1 : t);
+  }
   // this thread's token records: token tid / 16 (of 16), sub-block t' = tid % 4, chunks (tid / 4) % 4 + 4 i
   const int rec_token = tid >> 4, rec_t = tid & 3, rec_chunk0 = (tid >> 2) & 3;
   const int a_row = m0 + rec_token;
@@ -161,12 +89,42 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
 #pragma unroll
     for (int c = 0; c < 4; ++c) acc[nt][c] = 0.0f;
 
-  RingPos<direct::kStages> pos;
+  uint2 wv[direct::kChunksInFlight][2];
+  std::uint32_t ws[direct::kChunksInFlight][2];
+  // Weight bytes and scale bytes of chunks c0 .. c0 + kChunksInFlight - 1 (zeros past the block's end,
+  // past K or past N; a missing scale reads as 0, so padding scale bytes never meet the zeros).
+  auto load_weights = [&](int c0, int b_end) {
+#pragma unroll
+    for (int u = 0; u < direct::kChunksInFlight; ++u) {
+      const int chunk = c0 + u;
+      const bool k_ok = chunk < b_end && chunk * 4 + t < kblocks;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const bool ok = k_ok && w_ok[r];
+        wv[u][r] = ok ? __ldcs(reinterpret_cast<const uint2*>(w_src[r] + chunk * direct::kChunkBytes)) : make_uint2(0, 0);
+        const long long scale_offset =
+            kMx ? static_cast<long long>(chunk >> 1) * kScaleChunk + ((chunk & 1) << 1) : static_cast<long long>(chunk) * kScaleChunk;
+        // a missing chunk's zero weights take a scale of 1 (ue8m0 code 0 would read as NaN: Weights<MxFormat>)
+        ws[u][r] = ok ? __ldg(w_scale[r] + scale_offset) : (kMx ? 127u : 0u);
+      }
+    }
+  };
+
+  bool tokens_ready = false;
   for (int b0 = c_begin; b0 < c_end; b0 += direct::kBlockChunks) {
     const int b_end = min(b0 + direct::kBlockChunks, c_end);
+    // the block's first weight loads go out before the token work, so their latency overlaps it
+    load_weights(b0, b_end);
+    if (!tokens_ready) {
+      // MX tokens: the launch depends on the MX prepass (launcher.cuh), whose bf16 tokens are complete
+      // and visible past this wait (the first weight loads already overlap it); without a programmatic
+      // dependency it returns at once.
+      wait_for_prerequisites();
+      tokens_ready = true;
+    }
     // 1. the block's token records, dequantized once for all warps (a missing 16-element group, past K
     //    or past M, is zero and its scale is never read)
-    consumers_sync();  // the previous block's records are no longer read
+    __syncthreads();  // the previous block's records are no longer read
 #pragma unroll
     for (int i = 0; i < direct::kBlockChunks / 4; ++i) {
       const int chunk = b0 + rec_chunk0 + 4 * i;
@@ -193,31 +151,20 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
       sts128(rec, h[0], h[1], h[2], h[3]);
       sts128(rec + 4, h[4], h[5], h[6], h[7]);
     }
-    consumers_sync();
-    // 2. the block's slots, as the producer fills them
-    for (int c0 = b0; c0 < b_end; c0 += direct::kStageChunks) {
-      mbar_wait(&full[pos.slot], pos.phase);
-      const std::uint8_t* slot = ring + pos.slot * direct::kSlotBytes;
-      const int first_tile = scale_tile(c0);
+    __syncthreads();
+    // 2. the block's weight chunks, kChunksInFlight at a time straight into registers
+    for (int c0 = b0; c0 < b_end; c0 += direct::kChunksInFlight) {
+      if (c0 != b0) load_weights(c0, b_end);
 #pragma unroll
-      for (int u = 0; u < direct::kStageChunks; ++u) {
+      for (int u = 0; u < direct::kChunksInFlight; ++u) {
         const int chunk = c0 + u;
         if (chunk >= b_end) break;
-        // a group past K, or a row past N, is zero whatever the slot holds (stale bytes of an earlier
-        // stage); its scale is 0 (NVFP4) or 1 (MX: ue8m0 code 0 would read as NaN: Weights<MxFormat>)
-        const bool k_ok = chunk * 4 + t < kblocks;
-        const int scale_col = kMx ? (2 * (chunk & 1) + (t >> 1)) : t;
         std::uint32_t wh[2][2][4];  // [row g / g + 8][word][pair]
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-          const bool ok = k_ok && w_ok[r];
-          const uint2 wv = ok ? *reinterpret_cast<const uint2*>(slot + w_row_off[r] + u * direct::kChunkBytes)
-                              : make_uint2(0, 0);
-          const std::uint32_t ws =
-              ok ? slot[w_scale_off[r] + (scale_tile(chunk) - first_tile) * kScaleChunk + scale_col] : (kMx ? 127u : 0u);
-          const auto sc2 = Element::low2(W::two_scales(ws));
-          W::dequant(wv.x, sc2, wh[r][0]);
-          W::dequant(wv.y, sc2, wh[r][1]);
+          const auto sc2 = Element::low2(W::two_scales(ws[u][r]));
+          W::dequant(wv[u][r].x, sc2, wh[r][0]);
+          W::dequant(wv[u][r].y, sc2, wh[r][1]);
         }
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt) {  // token tiles g and g + 8
@@ -235,14 +182,11 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
           }
         }
       }
-      __syncwarp();
-      if (lane == 0) mbar_arrive(&empty[pos.slot]);  // this warp has read the slot
-      pos.advance();
     }
   }
 
   // Accumulators -> FP32 tile [token][weight] in shared memory, then the shared epilogue.
-  consumers_sync();  // the last block's records are no longer read
+  __syncthreads();  // the last block's records are no longer read
   float* tile = reinterpret_cast<float*>(tokens);
 #pragma unroll
   for (int nt = 0; nt < 2; ++nt)
@@ -252,9 +196,8 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
       const int token = nt * 8 + 2 * t + (c & 1);
       tile[token * direct::kTilePitch + weight] = acc[nt][c];
     }
-  consumers_sync();
-  finish_tile<kTileM, direct::kConsumers, ElementOut>(p, tile, tid, consumers_sync,
-                                                      Tokens<TokenT>::kRescale * W::kRescale);
+  __syncthreads();
+  finish_tile<kTileM, direct::kThreads, ElementOut>(p, tile, tid, CtaSync{}, Tokens<TokenT>::kRescale * W::kRescale);
 }
 
 }  // namespace nvfp4_gemm::sm90
