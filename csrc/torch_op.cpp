@@ -18,7 +18,7 @@
 #include <torch/csrc/stable/tensor.h>
 
 #include <array>
-#include <cstring>
+#include <memory>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -83,41 +83,52 @@ struct KeyHash {
   }
 };
 
+// The sizes of an output a plan allocates, and its contiguous strides (worked out once, not per call).
+struct OutputShape {
+  std::vector<int64_t> sizes, strides;
+
+  OutputShape() = default;
+  explicit OutputShape(std::vector<int64_t> sizes_) : sizes(std::move(sizes_)), strides(sizes.size(), 1) {
+    for (int i = static_cast<int>(strides.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * sizes[i + 1];
+  }
+};
+
 // The plan the gemm ops' Python path made for one signature: what a later call of it launches.
 struct OpPlan {
   const KernelEntry* entry = nullptr;
   int m = 0, n = 0, k = 0, l = 0, split_k = 1;
   std::size_t workspace_bytes = 0;
   std::size_t counters = 0;
-  std::vector<int64_t> out_sizes;
+  OutputShape out;
 };
 
 // The plan the quantize op's Python path made for one signature: the launch's sizes and codes, and
-// the four outputs (their sizes and dtypes follow from the signature).
+// the four outputs (their shapes and dtypes follow from the signature).
 struct QuantizePlan {
   int format = 0, dtype = 0, rows = 0, k = 0;
   bool amax_scratch = false;  // NVFP4's dynamic global scale: the amax pass's partials
-  std::array<std::vector<int64_t>, 4> out_sizes;
+  std::array<OutputShape, 4> outputs;
   std::array<int32_t, 4> out_dtypes{};
 };
 
-// Signatures seen and vouched for by the Python path. Bounded like the Python signature cache.
+// Signatures seen and vouched for by the Python path. Bounded like the Python signature cache. A call
+// holds its plan by a reference count (no copy per call; a concurrent clear cannot free it under it).
 template <class Plan>
 class PlanMemo {
  public:
   static constexpr std::size_t kCapacity = 4096;
 
-  std::optional<Plan> find(const std::vector<int64_t>& key) {
+  std::shared_ptr<const Plan> find(const std::vector<int64_t>& key) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto found = plans_.find(key);
-    if (found == plans_.end()) return std::nullopt;
+    if (found == plans_.end()) return nullptr;
     return found->second;
   }
 
   void remember(std::vector<int64_t> key, Plan plan) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (plans_.size() >= kCapacity) plans_.clear();
-    plans_[std::move(key)] = std::move(plan);
+    plans_[std::move(key)] = std::make_shared<const Plan>(std::move(plan));
   }
 
   std::size_t size() {
@@ -127,7 +138,7 @@ class PlanMemo {
 
  private:
   std::mutex mutex_;
-  std::unordered_map<std::vector<int64_t>, Plan, KeyHash> plans_;
+  std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Plan>, KeyHash> plans_;
 };
 
 // Never destroyed: no teardown order to get wrong at exit.
@@ -249,7 +260,7 @@ AtenTensorHandle gemm_python_path(const char* module, const std::uintptr_t* hand
     plan.n = static_cast<int>(fields.at(5));
     plan.k = static_cast<int>(fields.at(6));
     plan.l = static_cast<int>(fields.at(7));
-    plan.out_sizes.assign(fields.begin() + 8, fields.end());
+    plan.out = OutputShape(std::vector<int64_t>(fields.begin() + 8, fields.end()));
     gemm_plans().remember(key, std::move(plan));
   }
   return answer.out_handles.empty() ? nullptr : reinterpret_cast<AtenTensorHandle>(answer.out_handles[0]);
@@ -269,13 +280,11 @@ Tensor gemm_python_call(const Tensor& a, const Tensor& b, const std::optional<Te
   return Tensor(gemm_python_path("nvfp4_gemm.ops", handles, 7, key));
 }
 
-// A new contiguous tensor of `sizes` and `dtype` on CUDA device `device`.
-Tensor empty_cuda(const std::vector<int64_t>& sizes, int32_t dtype, int device) {
-  std::vector<int64_t> strides(sizes.size(), 1);
-  for (int i = static_cast<int>(strides.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * sizes[i + 1];
+// A new contiguous tensor of `shape` and `dtype` on CUDA device `device`.
+Tensor empty_cuda(const OutputShape& shape, int32_t dtype, int device) {
   AtenTensorHandle handle = nullptr;
-  check_aoti(aoti_torch_empty_strided(static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(), dtype,
-                                      aoti_torch_device_type_cuda(), device, &handle),
+  check_aoti(aoti_torch_empty_strided(static_cast<int64_t>(shape.sizes.size()), shape.sizes.data(),
+                                      shape.strides.data(), dtype, aoti_torch_device_type_cuda(), device, &handle),
              "empty_strided");
   return Tensor(handle);
 }
@@ -314,12 +323,12 @@ Tensor gemm_impl(const Tensor& a, const Tensor& b, const std::optional<Tensor>& 
   int input_count = 3;
   if (a_scale) inputs[input_count++] = &*a_scale;
   if (alpha) inputs[input_count++] = &*alpha;
-  std::optional<OpPlan> plan = gemm_plans().find(key);
+  std::shared_ptr<const OpPlan> plan = gemm_plans().find(key);
   if (!plan || !addresses_fit(inputs, input_count, out ? &*out : nullptr)) {
     return gemm_python_call(a, b, a_scale, b_scale, alpha, out_dtype, out, key);
   }
 
-  Tensor result = out ? *out : empty_cuda(plan->out_sizes, out_dtype, a.get_device_index());
+  Tensor result = out ? *out : empty_cuda(plan->out, out_dtype, a.get_device_index());
   if (address(result) % 16) return gemm_python_call(a, b, a_scale, b_scale, alpha, out_dtype, out, key);
 
   GemmProblem problem;
@@ -354,7 +363,7 @@ void gpumode_cuda(Tensor a, Tensor b, Tensor sfa_permuted, Tensor sfb_permuted, 
   for (const Tensor* t : {&a, &b, &sfa_permuted, &sfb_permuted, &c}) append_signature(key, *t);
 
   const Tensor* inputs[4] = {&a, &b, &sfa_permuted, &sfb_permuted};
-  std::optional<OpPlan> plan = gemm_plans().find(key);
+  std::shared_ptr<const OpPlan> plan = gemm_plans().find(key);
   if (!plan || !addresses_fit(inputs, 4, &c)) {
     const std::uintptr_t handles[5] = {new_handle(a), new_handle(b), new_handle(sfa_permuted),
                                        new_handle(sfb_permuted), new_handle(c)};
@@ -393,7 +402,7 @@ Outputs quantize_python_call(const Tensor& x, const std::optional<Tensor>& globa
     plan.amax_scratch = fields.at(4) != 0;
     for (std::size_t i = 0; i < 4; ++i) {
       const auto sizes = outputs[i].sizes();
-      plan.out_sizes[i].assign(sizes.begin(), sizes.end());
+      plan.outputs[i] = OutputShape(std::vector<int64_t>(sizes.begin(), sizes.end()));
       plan.out_dtypes[i] = dtype_code(outputs[i]);
     }
     quantize_plans().remember(key, std::move(plan));
@@ -414,14 +423,14 @@ Outputs quantize_cuda(const Tensor& x, const std::optional<Tensor>& global_scale
   if (global_scale) append_signature(key, *global_scale);
   if (partner_global_scale) append_signature(key, *partner_global_scale);
 
-  std::optional<QuantizePlan> plan = quantize_plans().find(key);
+  std::shared_ptr<const QuantizePlan> plan = quantize_plans().find(key);
   // 16-byte loads of x and stores of the codes (the scalars and scale bytes need only their dtype's)
   if (!plan || address(x) % 16) return quantize_python_call(x, global_scale, partner_global_scale, format, key);
   const int device = x.get_device_index();
-  Outputs outputs{empty_cuda(plan->out_sizes[0], plan->out_dtypes[0], device),
-                  empty_cuda(plan->out_sizes[1], plan->out_dtypes[1], device),
-                  empty_cuda(plan->out_sizes[2], plan->out_dtypes[2], device),
-                  empty_cuda(plan->out_sizes[3], plan->out_dtypes[3], device)};
+  Outputs outputs{empty_cuda(plan->outputs[0], plan->out_dtypes[0], device),
+                  empty_cuda(plan->outputs[1], plan->out_dtypes[1], device),
+                  empty_cuda(plan->outputs[2], plan->out_dtypes[2], device),
+                  empty_cuda(plan->outputs[3], plan->out_dtypes[3], device)};
   auto& [data, scale, global_scale_out, alpha_out] = outputs;
   if (address(data) % 16) return quantize_python_call(x, global_scale, partner_global_scale, format, key);
 
