@@ -211,9 +211,9 @@ def poison_allocator(x, fmt):
     a byte the kernel leaves unwritten is then 0xFF, not a stale value that might pass."""
     described = operand_format(fmt)
     rows, k = x.numel() // x.shape[-1], x.shape[-1]
-    for numel in (rows * k // described.element.per_element, formats.blocked_scale_numel(rows, k, fmt=described.block),
-                  4, 4):
-        torch.full((numel,), 0xFF, dtype=torch.uint8, device=x.device)
+    sizes = (rows * k // described.element.per_element, formats.blocked_scale_numel(rows, k, fmt=described.block), 4, 4)
+    blocks = [torch.full((numel,), 0xFF, dtype=torch.uint8, device=x.device) for numel in sizes]
+    del blocks  # back to the allocator's cache, on this stream
 
 
 @pytest.mark.gpu
