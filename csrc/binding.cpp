@@ -410,6 +410,13 @@ void nvfp4_gemm::launch_entry(const KernelEntry* entry, const GemmProblem& probl
            /*launch=*/true);
 }
 
+void nvfp4_gemm::launch_quantize(const quantize::QuantizeProblem& problem, OperandFormat format,
+                                 quantize::InputDtype dtype, int device, cudaStream_t stream) {
+  make_current(device);
+  const LaunchStatus status = quantize::launch_quantize(problem, format, dtype, device, sm_count(device), stream);
+  if (!status.ok) throw std::runtime_error(std::string("nvfp4_gemm quantize: launch failed: ") + status.message);
+}
+
 #ifdef NVFP4_GEMM_TORCH_OP
 namespace {
 // The Python path's last exception on this thread, for nvfp4_gemm.gemm to re-raise with its own type
@@ -424,7 +431,7 @@ py::object take_op_error() {
 }  // namespace
 
 nvfp4_gemm::FirstCallAnswer nvfp4_gemm::op_first_call(const char* module, const std::uintptr_t* handles,
-                                                      std::size_t count) {
+                                                      std::size_t count, const std::string_view* text) {
   py::gil_scoped_acquire gil;
   FirstCallAnswer answer;
   try {
@@ -434,22 +441,19 @@ nvfp4_gemm::FirstCallAnswer nvfp4_gemm::op_first_call(const char* module, const 
       const std::uintptr_t handle = handles[i];
       arguments.append(handle ? py::object(py::capsule(reinterpret_cast<void*>(handle))) : py::object(py::none()));
     }
+    if (text != nullptr) arguments.append(py::str(text->data(), text->size()));
     auto result = py::module_::import(module).attr("_op_first_call")(arguments).cast<py::tuple>();
-    if (!result[0].is_none()) {
-      answer.out_handle = reinterpret_cast<std::uintptr_t>(result[0].cast<py::capsule>().get_pointer());
+    const auto take = [&](py::handle capsule) {
+      answer.out_handles.push_back(reinterpret_cast<std::uintptr_t>(capsule.cast<py::capsule>().get_pointer()));
+    };
+    if (py::isinstance<py::tuple>(result[0])) {
+      for (py::handle capsule : result[0]) take(capsule);
+    } else if (!result[0].is_none()) {
+      take(result[0]);
     }
     if (!result[1].is_none()) {
-      auto plan = result[1].cast<py::tuple>();
       answer.planned = true;
-      answer.plan.entry = reinterpret_cast<const KernelEntry*>(plan[0].cast<std::uintptr_t>());
-      answer.plan.split_k = plan[1].cast<int>();
-      answer.plan.workspace_bytes = plan[2].cast<std::size_t>();
-      answer.plan.counters = plan[3].cast<std::size_t>();
-      answer.plan.m = plan[4].cast<int>();
-      answer.plan.n = plan[5].cast<int>();
-      answer.plan.k = plan[6].cast<int>();
-      answer.plan.l = plan[7].cast<int>();
-      answer.plan.out_sizes = plan[8].cast<std::vector<std::int64_t>>();
+      answer.plan = result[1].cast<std::vector<std::int64_t>>();
     }
   } catch (py::error_already_set& e) {
     answer = FirstCallAnswer{};
@@ -581,12 +585,8 @@ PYBIND11_MODULE(_C, m) {
     const quantize::QuantizeProblem p = make_quantize_problem(x, dtype, format, rows, k, global_scale,
                                                               partner_global_scale, data, scale_blocked,
                                                               global_scale_out, alpha_out, amax_partials);
-    make_current(device);
-    const LaunchStatus status =
-        quantize::launch_quantize(p, static_cast<nvfp4_gemm::OperandFormat>(format),
-                                  static_cast<quantize::InputDtype>(dtype), device, sm_count(device),
-                                  as_ptr<CUstream_st>(stream));
-    if (!status.ok) throw std::runtime_error(std::string("nvfp4_gemm quantize: launch failed: ") + status.message);
+    nvfp4_gemm::launch_quantize(p, static_cast<nvfp4_gemm::OperandFormat>(format),
+                                static_cast<quantize::InputDtype>(dtype), device, as_ptr<CUstream_st>(stream));
   }, py::arg("x"), py::arg("dtype"), py::arg("format"), py::arg("rows"), py::arg("k"), py::arg("global_scale"),
      py::arg("partner_global_scale"), py::arg("data"), py::arg("scale_blocked"), py::arg("global_scale_out"),
      py::arg("alpha_out"), py::arg("amax_partials"), py::arg("device"), py::arg("stream"),

@@ -229,7 +229,7 @@ def test_cuda_kernels_registration_matches_the_build():
     """A build with torch registers the op's CUDA kernels from C++ (csrc/torch_op.cpp); one without
     registers the Python ones. Either way the op and the private out= op have a CUDA kernel, and the
     Autograd kernel falls through (non-differentiable)."""
-    for name in ("nvfp4::gemm", "nvfp4::_gemm_into", "nvfp4::_gpumode"):
+    for name in ("nvfp4::gemm", "nvfp4::_gemm_into", "nvfp4::_gpumode", "nvfp4::quantize"):
         table = torch._C._dispatch_dump_table(name)
         cuda = next(line for line in table.splitlines() if line.startswith("CUDA:"))
         assert ("torch_op.cpp" in cuda) == _C.HAS_TORCH_OP, cuda

@@ -420,6 +420,23 @@ def test_bad_arguments_are_named(args, error, match):
             torch.ops.nvfp4.quantize(*args)
 
 
+def test_the_op_is_non_differentiable_and_the_api_refuses_grad():
+    """The op's rules leave requires_grad out (its C++ CUDA kernel cannot read it through the stable ABI;
+    the Autograd kernel falls through, as gemm's): an input that requires grad is a constant to it. The
+    API, nvfp4_gemm.quantize, keeps the rule."""
+    x = random_x((8, 64), torch.float32, seed=17)
+    gs = torch.tensor([4.0])
+    want = torch.ops.nvfp4.quantize(x, gs)
+    got = torch.ops.nvfp4.quantize(x.clone().requires_grad_(), gs.clone().requires_grad_())
+    assert not any(t.requires_grad or t.grad_fn is not None for t in got)
+    assert_bitwise_equal(got, want)
+    for name, args in (("x", (x.clone().requires_grad_(), gs)), ("global_scale", (x, gs.clone().requires_grad_()))):
+        with pytest.raises(ValueError, match=rf"^{name} requires grad, but quantize has no backward"):
+            nvfp4_gemm.quantize(*args)
+        with torch.no_grad():
+            assert_bitwise_equal(nvfp4_gemm.quantize(*args), want)
+
+
 def test_quantize_then_gemm_is_the_exact_gemm_of_the_quantized_operands():
     x = random_x((33, 128), torch.bfloat16, seed=12, spread=0.5)
     w = random_x((40, 128), torch.bfloat16, seed=13, spread=0.5)

@@ -1,18 +1,22 @@
 """GPU tests of the quantize kernel and the layer (each skips with its reason without a GPU this wheel
 has kernels for): codes, scale bytes, the global scale and alpha bit for bit against the CPU
 reference on random data, ties, subnormal scales, zero rows, huge/tiny magnitudes and non-finite
-values, every output byte written (outputs poisoned first), streams, CUDA graphs, and the layer."""
+values, every output byte written (outputs poisoned first), streams, CUDA graphs, the layer, and the op's
+C++ kernel (csrc/torch_op.cpp: a signature served without Python after its first call)."""
 
 import pytest
 import torch
 
 import nvfp4_gemm
-from nvfp4_gemm import formats
+from nvfp4_gemm import _C, formats, ops, quantization
+from nvfp4_gemm.dtypes import operand_format
 from nvfp4_gemm.nn import NVFP4Linear
 from nvfp4_gemm.quantization import Quantized
 from nvfp4_gemm.testing import Operands
 
+from conftest import op_raises
 from test_gpu import check_exact, supported_gpu_or_skip
+from test_mx_quantize import assert_mx_bitwise, mx_reference
 from test_quantize import assert_bitwise_equal, random_x, special_x
 
 
@@ -172,3 +176,155 @@ def test_compiled_quantize_then_gemm_on_the_gpu():
     compiled = torch.compile(gpu_layer, fullgraph=True)
     x = x_cpu.to(device)
     assert torch.equal(compiled(x), gpu_layer(x))
+
+
+# --- the op's C++ kernel (csrc/torch_op.cpp) ----------------------------------------------------------
+
+# (format, x's dtype, static global scale or None): NVFP4 dynamic and static, MXFP4, MXFP8
+CPP_CASES = [("nvfp4", torch.bfloat16, None), ("nvfp4", torch.float16, 0.75), ("mxfp4", torch.float32, None),
+             ("mxfp8", torch.bfloat16, None)]
+
+
+def cpp_op_or_skip():
+    device = supported_gpu_or_skip()
+    if not _C.HAS_TORCH_OP:
+        pytest.skip("this build's op kernels are Python (built without torch)")
+    return device
+
+
+def no_python(arguments):
+    raise AssertionError("the Python path ran for a remembered signature")
+
+
+def check_against_cpu(got, x_cpu, fmt, global_scale, partner):
+    """Every output bit for bit the CPU reference of `fmt`."""
+    got = tuple(t.cpu() for t in got)
+    if fmt == "nvfp4":
+        assert_bitwise_equal(got, formats.quantize_reference(x_cpu, global_scale, partner))
+    else:
+        assert_mx_bitwise(got, mx_reference(x_cpu, fmt, partner))
+
+
+def poison_allocator(x, fmt):
+    """Frees blocks of the outputs' sizes full of 0xFF bytes just before a call, so that the caching allocator
+    hands the op those blocks (best effort: the op allocates its outputs, which cannot be poisoned directly):
+    a byte the kernel leaves unwritten is then 0xFF, not a stale value that might pass."""
+    described = operand_format(fmt)
+    rows, k = x.numel() // x.shape[-1], x.shape[-1]
+    sizes = (rows * k // described.element.per_element, formats.blocked_scale_numel(rows, k, fmt=described.block), 4, 4)
+    blocks = [torch.full((numel,), 0xFF, dtype=torch.uint8, device=x.device) for numel in sizes]
+    del blocks  # back to the allocator's cache, on this stream
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fmt,dtype,static", CPP_CASES)
+def test_cpp_op_serves_a_signature_without_python(monkeypatch, fmt, dtype, static):
+    """The first call of a signature runs the Python path and leaves one plan; later calls of it (new data,
+    new addresses, another stream; the op and nvfp4_gemm.quantize) launch without Python, bit for bit the
+    Python path and the CPU reference. A misaligned x of the same signature takes the Python path, which
+    raises the rule's error."""
+    device = cpp_op_or_skip()
+    shape = (3, 37, 224)  # a signature no other test uses
+    gs = None if static is None else torch.tensor([static], device=device)
+    partner = torch.tensor([0.03], device=device)
+    expect = dict(fmt=fmt, global_scale=None if gs is None else gs.cpu(), partner=partner.cpu())
+    signatures = _C.op_plan_count()
+    x_cpu = random_x(shape, dtype, seed=90, spread=1.0)
+    check_against_cpu(torch.ops.nvfp4.quantize(x_cpu.to(device), gs, partner, fmt), x_cpu, **expect)
+    assert _C.op_plan_count() == signatures + 1
+
+    side = torch.cuda.Stream(device)
+    with monkeypatch.context() as patch:
+        patch.setattr(quantization, "_op_first_call", no_python)
+        for seed in (91, 92, 93):
+            x_cpu = random_x(shape, dtype, seed=seed, spread=1.0)
+            x = x_cpu.to(device)
+            check_against_cpu(quantization._run_and_plan(x, gs, partner, fmt)[0], x_cpu, **expect)  # the Python path
+            poison_allocator(x, fmt)
+            check_against_cpu(torch.ops.nvfp4.quantize(x, gs, partner, fmt), x_cpu, **expect)
+            poison_allocator(x, fmt)
+            api = nvfp4_gemm.quantize(x, gs, partner_global_scale=partner, format=fmt)
+            assert isinstance(api, Quantized)
+            check_against_cpu(api, x_cpu, **expect)
+            side.wait_stream(torch.cuda.current_stream(device))
+            with torch.cuda.stream(side):  # its own amax scratch
+                on_side = torch.ops.nvfp4.quantize(x, gs, partner, fmt)
+            torch.cuda.current_stream(device).wait_stream(side)
+            check_against_cpu(on_side, x_cpu, **expect)
+    assert _C.op_plan_count() == signatures + 1
+
+    storage = torch.empty(x.numel() + 1, dtype=dtype, device=device)
+    shifted = storage[1:].view(shape)  # the same sizes and strides: the same signature
+    shifted.copy_(x)
+    with op_raises(ValueError, r"x must start at a 16-byte aligned address"):
+        torch.ops.nvfp4.quantize(shifted, gs, partner, fmt)
+    with pytest.raises(ValueError, match=r"^x must start at a 16-byte aligned address"):
+        nvfp4_gemm.quantize(shifted, gs, partner_global_scale=partner, format=fmt)
+    assert _C.op_plan_count() == signatures + 1
+
+
+@pytest.mark.gpu
+def test_cpp_op_is_non_differentiable_and_the_api_refuses_grad():
+    """The stable ABI cannot read requires_grad: the op's rules leave it out on every device (its Autograd
+    kernel falls through, as gemm's), and nvfp4_gemm.quantize keeps the rule."""
+    device = cpp_op_or_skip()
+    x = random_x((16, 64), torch.bfloat16, seed=94).to(device)
+    want = torch.ops.nvfp4.quantize(x)
+    x.requires_grad_()
+    for _ in range(2):  # the Python path, then the C++ one
+        got = torch.ops.nvfp4.quantize(x)
+        assert not any(t.requires_grad for t in got)
+        assert_bitwise_equal(tuple(t.cpu() for t in got), tuple(t.cpu() for t in want))
+    with pytest.raises(ValueError, match=r"^x requires grad, but quantize has no backward"):
+        nvfp4_gemm.quantize(x)
+
+
+@pytest.mark.gpu
+def test_cpp_op_replays_from_a_cuda_graph(monkeypatch):
+    """Calls the C++ kernel serves (NVFP4 dynamic with its stream's amax scratch, static, MX), captured and
+    replayed on new data: bit for bit the CPU reference of each."""
+    device = cpp_op_or_skip()
+    static_in = torch.empty(96, 288, dtype=torch.bfloat16, device=device)  # a signature no other test uses
+    gs, partner = torch.tensor([0.5], device=device), torch.tensor([0.25], device=device)
+    calls = [("nvfp4", None), ("nvfp4", gs), ("mxfp4", None), ("mxfp8", None)]
+    static_in.copy_(random_x((96, 288), torch.bfloat16, seed=95).to(device))
+    stream = torch.cuda.Stream(device)
+    stream.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(stream):
+        for _ in range(2):  # the plans, and this stream's amax scratch, exist before capture
+            for fmt, scale in calls:
+                torch.ops.nvfp4.quantize(static_in, scale, partner, fmt)
+    stream.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with monkeypatch.context() as patch:
+        patch.setattr(quantization, "_op_first_call", no_python)
+        with torch.cuda.graph(graph, stream=stream):
+            captured = [torch.ops.nvfp4.quantize(static_in, scale, partner, fmt) for fmt, scale in calls]
+    for seed in (96, 97):
+        fresh = random_x((96, 288), torch.bfloat16, seed=seed)
+        static_in.copy_(fresh.to(device))
+        for outputs in captured:
+            for t in outputs:
+                t.reshape(-1).view(torch.uint8).fill_(0xFF)
+        graph.replay()
+        torch.cuda.synchronize(device)
+        for (fmt, scale), got in zip(calls, captured):
+            check_against_cpu(got, fresh, fmt, None if scale is None else scale.cpu(), partner.cpu())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(8, 1024), (2, 4, 1024)])
+def test_nvfp4_linear_forward_runs_without_the_python_paths(monkeypatch, shape):
+    """After a layer's first call, its W4A4 forward is served by the ops' C++ kernels alone, the same bits."""
+    device = cpp_op_or_skip()
+    gpu_layer, _, _ = layer_and_reference(device, 1024, 512, 1, seed=98)
+    x = random_x(shape, torch.bfloat16, seed=99).to(device)
+    with torch.no_grad():
+        want = gpu_layer(x)
+        with monkeypatch.context() as patch:
+            patch.setattr(quantization, "_op_first_call", no_python)
+            patch.setattr(ops, "_op_first_call", no_python)
+            for _ in range(2):
+                got = gpu_layer(x)
+                assert got.shape == (*shape[:-1], 512)
+                assert torch.equal(got, want)

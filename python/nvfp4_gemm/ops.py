@@ -405,7 +405,7 @@ def _take_handles(handles: list) -> list:
 def _run_and_plan(a, b, a_scale, b_scale, alpha, out, out_dtype) -> tuple[torch.Tensor, Optional[tuple]]:
     """The whole Python path of one CUDA call of the op's rules - validate, plan, launch - and the plan a
     C++ op then serves the signature with: (kernel entry, split_k, workspace bytes, counters, m, n, k, l,
-    out shape), or None when there was no launch."""
+    *out shape), or None when there was no launch."""
     shape = check_gemm_args(a, b, a_scale, b_scale, alpha, out_dtype, out, grad_rule=False)
     if out is None:
         out = torch.empty(shape.out_shape, dtype=out_dtype, device=a.device)
@@ -415,7 +415,7 @@ def _run_and_plan(a, b, a_scale, b_scale, alpha, out, out_dtype) -> tuple[torch.
     _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, None)
     plan = _plans[(_device_index(a.device), shape.format.name, shape.m, shape.n, shape.k, shape.l, out.dtype, None, None)]
     return out, (plan.kernel.entry_address, plan.split_k, plan.workspace_bytes, plan.counters,
-                 shape.m, shape.n, shape.k, shape.l, list(shape.out_shape))
+                 shape.m, shape.n, shape.k, shape.l, *shape.out_shape)
 
 
 @torch.no_grad()  # non-differentiable: the output never records the ops inside

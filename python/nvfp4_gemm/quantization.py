@@ -7,7 +7,9 @@ The NVFP4 recipe (docs/formats.md, "Quantize") is `formats.quantize_reference`, 
 (docs/formats.md, "Quantize to MX") `formats.quantize_mx_reference`: the CPU op runs them. The CUDA op
 launches csrc/include/nvfp4_gemm/quantize/{nvfp4,mx}_quantize.cuh (over quantize_common.cuh), which do
 the same fp32 operations in the same order (bit-identical codes and scale bytes); NVFP4's dynamic global
-scale is computed on the device, so no call synchronizes with the host.
+scale is computed on the device, so no call synchronizes with the host. Where the extension was built with
+torch (`_C.HAS_TORCH_OP`), the op's CUDA kernel is C++ (csrc/torch_op.cpp): it runs the Python path here
+once per signature (`_op_first_call`) and then serves that signature without Python.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from . import _C
 from ._checks import check_pointer_alignment
 from .dtypes import OPERAND_FORMATS, OperandFormat, operand_format
 from .formats import blocked_scale_numel, gemm_alpha, quantize_mx_reference, quantize_reference
-from .ops import _check_device_supported, _current_stream, _device_index
+from .ops import _check_device_supported, _current_stream, _device_index, _take_handles
 
 __all__ = ["Quantized", "quantize", "INPUT_DTYPES"]
 
@@ -35,6 +37,7 @@ INPUT_DTYPES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
 _MAX_SCALE_BYTES = 2**31 - 1  # the kernel indexes (row, scale column) pairs with 32-bit integers
 # The kernels' code for each operand format (csrc OperandFormat, generated from dtypes.OPERAND_FORMATS).
 _FORMAT_CODES = {f.name: i for i, f in enumerate(OPERAND_FORMATS)}
+_HAS_TORCH_OP: bool = _C.HAS_TORCH_OP  # the op's CUDA kernel is C++ (csrc/torch_op.cpp)
 
 
 class Quantized(NamedTuple):
@@ -85,8 +88,11 @@ def check_quantize_args(
     global_scale: Optional[torch.Tensor],
     partner_global_scale: Optional[torch.Tensor],
     format: str = "nvfp4",
+    grad_rule: bool = True,
 ) -> _Signature:
-    """Validate the quantize arguments before anything is launched; return what the signature's rules say."""
+    """Validate the quantize arguments before anything is launched; return what the signature's rules say.
+    grad_rule=False leaves out the requires-grad rule (the API's): the op is non-differentiable (its
+    Autograd kernel falls through, as gemm's), and its C++ kernel cannot read requires_grad."""
     try:
         key = (x.dtype, x.shape, format, _scalar_signature(global_scale), _scalar_signature(partner_global_scale))
         signature = _signatures.get(key)
@@ -99,6 +105,8 @@ def check_quantize_args(
                 _signatures.clear()
             _signatures[key] = signature
     _check_storage(x, global_scale, partner_global_scale)
+    if grad_rule:
+        _check_no_grad(x, global_scale, partner_global_scale)
     return signature
 
 
@@ -139,15 +147,19 @@ def _check_signature(x, global_scale, partner_global_scale, format) -> _Signatur
 
 
 def _check_storage(x, global_scale, partner_global_scale) -> None:
-    """Contiguity, one device, no grad: properties of the tensors themselves, checked on every call."""
+    """Contiguity, one device: properties of the tensors themselves, checked on every call."""
     if not x.is_contiguous():
         raise ValueError(f"x must be contiguous (the kernel reads rows of K elements), got strides {x.stride()}")
     for name, t in (("global_scale", global_scale), ("partner_global_scale", partner_global_scale)):
         if t is not None and t.device != x.device:
             raise ValueError(f"{name} is on {t.device} but x is on {x.device}: both must be on one device")
+
+
+def _check_no_grad(x, global_scale, partner_global_scale) -> None:
+    """The Python API's rule: with grad mode on, no argument may require grad."""
     if torch.is_grad_enabled():
         for name, t in (("x", x), ("global_scale", global_scale), ("partner_global_scale", partner_global_scale)):
-            if t is not None and t.requires_grad:
+            if getattr(t, "requires_grad", False):
                 raise ValueError(
                     f"{name} requires grad, but quantize has no backward (its outputs are codes): pass "
                     f"{name}.detach() or call it under torch.no_grad() / torch.inference_mode()"
@@ -240,13 +252,32 @@ def quantize(
         format: "nvfp4" (default), "mxfp4" (packed e2m1, ue8m0 scales) or "mxfp8" (e4m3 values, ue8m0
             scales; the activations of the W4A8 GEMM). MX needs K % 32 == 0.
 
-    CUDA tensors run on the current stream (CUDA-graph capturable; NVFP4's dynamic scale's scratch is
-    allocated per call), bit for bit the reference; CPU tensors run the reference recipe,
+    CUDA tensors run on the current stream (CUDA-graph capturable), bit for bit the reference; without
+    `out` through the op's C++ kernel where the build has one (NVFP4's dynamic scale's scratch then is one
+    buffer per device and stream, made on its first use: warm a stream up before capturing on it, as for
+    gemm), else allocated per call; CPU tensors run the reference recipe,
     formats.quantize_reference or formats.quantize_mx_reference.
     Non-finite input: a block holding NaN or +-inf gets the NaN scale byte (0x7F e4m3, 0xFF ue8m0) and
     codes 0 (it dequantizes to NaN, and so does every GEMM output it feeds); an NVFP4 global scale that
     is not a positive finite number makes every block NaN.
     """
+    if out is None and _HAS_TORCH_OP and isinstance(x, torch.Tensor) and x.is_cuda and not torch.compiler.is_compiling():
+        # the op's C++ kernel, directly: the API's own rule (no grad) here, the op's rules in the op, whose
+        # errors come from its Python path and get their own type back here (the dispatcher makes every
+        # exception of a C++ kernel a RuntimeError)
+        _check_no_grad(x, global_scale, partner_global_scale)
+        try:
+            if format == "nvfp4":
+                outputs = _quantize_call(x, global_scale, partner_global_scale)
+            else:
+                outputs = _quantize_call(x, global_scale, partner_global_scale, format)
+        except RuntimeError:
+            original = _C.take_op_error()
+            if original is not None:
+                raise original from None
+            _check_signature(x, global_scale, partner_global_scale, format)  # arguments the schema refused
+            raise
+        return tuple.__new__(Quantized, outputs)  # Quantized(*outputs) without its Python-level __new__
     signature = check_quantize_args(x, global_scale, partner_global_scale, format)
     fmt = signature.fmt
     if out is not None:
@@ -281,25 +312,51 @@ def _reference(x, global_scale, partner_global_scale, fmt: OperandFormat) -> tup
     return data, scale, unit, gemm_alpha(unit, partner)
 
 
+@torch.no_grad()  # non-differentiable: the outputs never record the ops inside
 def _quantize_cpu(x, global_scale=None, partner_global_scale=None, format="nvfp4"):
-    signature = check_quantize_args(x, global_scale, partner_global_scale, format)
+    signature = check_quantize_args(x, global_scale, partner_global_scale, format, grad_rule=False)
     return _reference(x, global_scale, partner_global_scale, signature.fmt)
 
 
-def _quantize_cuda(x, global_scale=None, partner_global_scale=None, format="nvfp4"):
-    signature = check_quantize_args(x, global_scale, partner_global_scale, format)
+def _run_and_plan(x, global_scale, partner_global_scale, format) -> tuple[Quantized, tuple]:
+    """The whole Python path of one CUDA call of the op - validate, allocate, launch - and the plan a C++ op
+    then serves the signature with: (format code, x's dtype code, rows, K, 1 if NVFP4's dynamic global
+    scale needs the amax scratch else 0)."""
+    signature = check_quantize_args(x, global_scale, partner_global_scale, format, grad_rule=False)
+    fmt = signature.fmt
     out = _empty_outputs(x, signature)
-    _launch_cuda(x, global_scale, partner_global_scale, out, signature.rows, signature.k, signature.fmt)
-    return tuple(out)
+    _launch_cuda(x, global_scale, partner_global_scale, out, signature.rows, signature.k, fmt)
+    amax_scratch = global_scale is None and _has_global_scale(fmt)
+    return out, (_FORMAT_CODES[fmt.name], INPUT_DTYPES[x.dtype], signature.rows, signature.k, int(amax_scratch))
+
+
+def _quantize_cuda(x, global_scale=None, partner_global_scale=None, format="nvfp4"):
+    """The op on CUDA where the build has no C++ kernels."""
+    return tuple(_run_and_plan(x, global_scale, partner_global_scale, format)[0])
 
 
 def _quantize_fake(x, global_scale=None, partner_global_scale=None, format="nvfp4"):
-    return tuple(_empty_outputs(x, check_quantize_args(x, global_scale, partner_global_scale, format)))
+    signature = check_quantize_args(x, global_scale, partner_global_scale, format, grad_rule=False)
+    return tuple(_empty_outputs(x, signature))
 
 
-# Non-differentiable (its outputs are codes, and the rules above reject inputs that require grad): no
-# autograd kernel runs, as for gemm (ops.py).
+# Non-differentiable, as gemm (ops.py): outputs never require grad and no autograd kernel runs (a Python
+# one would cost every CUDA call its trampoline). nvfp4_gemm.quantize rejects grad (_check_no_grad).
 _lib.impl("quantize", torch.library.fallthrough_kernel, "Autograd")
 _lib.impl("quantize", _quantize_cpu, "CPU")
-_lib.impl("quantize", _quantize_cuda, "CUDA")
+if not _HAS_TORCH_OP:  # else the C++ kernel of torch_op.cpp, registered when _C loaded
+    _lib.impl("quantize", _quantize_cuda, "CUDA")
 torch.library.register_fake("nvfp4::quantize", _quantize_fake, lib=_lib)
+# The overload's C++ callable (what OpOverload.__call__ calls): one Python frame less per call.
+_quantize_call = getattr(torch.ops.nvfp4.quantize.default, "_op", torch.ops.nvfp4.quantize.default)
+
+
+@torch.no_grad()  # non-differentiable: the outputs never record the ops inside
+def _op_first_call(arguments: list) -> tuple[tuple, tuple]:
+    """The C++ op's first call of a signature (and any call whose addresses it cannot vouch for): the
+    whole Python path on the tensors behind the capsules of x, global_scale or None and
+    partner_global_scale or None, then the format's name. Returns handles of the four outputs (for the
+    caller to own) and the plan (`_run_and_plan`)."""
+    *handles, format = arguments
+    out, plan = _run_and_plan(*_take_handles(handles), format)
+    return tuple(torch._C._aoti.unsafe_alloc_void_ptr_from_tensor(t) for t in out), plan

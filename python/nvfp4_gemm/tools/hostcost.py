@@ -95,6 +95,7 @@ def eager_calls(*, calls: int = 200, bursts: int = 9) -> list[HostCost]:
 def _layer_calls(m: int, n: int, k: int, weight_only: bool) -> list:
     """The quantize op and the layers' forwards (what a quantized model calls per layer), on bf16 x."""
     from ..nn import NVFP4Linear
+    from ..quantization import quantize as quantize_api
 
     x = torch.randn(m, k, dtype=torch.bfloat16, device="cuda")
     linear = torch.nn.Linear(k, n, bias=False, dtype=torch.bfloat16, device="cuda")
@@ -102,6 +103,7 @@ def _layer_calls(m: int, n: int, k: int, weight_only: bool) -> list:
     quantize = torch.ops.nvfp4.quantize
     entries = [
         ("torch.ops.nvfp4.quantize(x)", lambda: quantize(x), "dynamic global scale"),
+        ("nvfp4_gemm.quantize(x)", lambda: quantize_api(x), "the API over the op: Quantized"),
         ("NVFP4Linear W4A4 forward", lambda: w4a4(x), "quantize + gemm ops"),
     ]
     if weight_only:
