@@ -153,9 +153,17 @@ def test_a_vector_alpha_runs_on_the_per_column_rows_only(m, n, k):
     assert hopper.config == nvfp4_gemm.resolver._resolve(m, n, k, 1, "bfloat16", 9, 132, None).config
 
 
-def test_decode_with_a_vector_alpha_takes_the_swapped_row_and_prefill_the_2sm_one():
-    assert nvfp4_gemm.resolve(8, 6144, 4096, alpha_per_column=True).swap_ab
-    assert nvfp4_gemm.resolve(4096, 6144, 4096, alpha_per_column=True).two_sm
+def test_a_vector_alpha_gets_the_per_column_twin_of_the_one_alpha_choice_where_there_is_one():
+    """The B200 model ranks the per-column rows as their one-alpha twins (same tile and schedule): where the
+    one-alpha choice has a twin, a vector alpha gets it (the model picks the 2SM tile at decode and prefill)."""
+    twins = 0
+    for m, n, k in [(1, 6144, 4096), (8, 6144, 4096), (128, 6144, 4096), (4096, 28672, 8192), (16, 1024, 4096)]:
+        single = nvfp4_gemm.resolve(m, n, k)
+        names = {c.name for c in nvfp4_gemm.candidates(10, alpha_per_column=True)}
+        if f"{single.name}_pcalpha" in names:
+            assert nvfp4_gemm.resolve(m, n, k, alpha_per_column=True).name == f"{single.name}_pcalpha"
+            twins += 1
+    assert twins >= 3
 
 
 def test_random_shapes_resolve_by_their_alpha():
