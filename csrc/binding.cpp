@@ -189,9 +189,12 @@ void require_prepared(const KernelEntry* entry) {
 // launch function. launch = false stops before the launch (prepared families only).
 void dispatch(PlanTable& plans, const KernelEntry* entry, const GemmProblem& p, const LaunchContext& ctx,
               bool launch) {
-  if (p.alpha_per_column && !nvfp4_gemm::takes_per_column_alpha(entry->sm_major)) {
+  // A column_alpha kernel takes n values only; the others one, or n where their whole family takes both.
+  if (entry->column_alpha ? !p.alpha_per_column
+                          : p.alpha_per_column && !nvfp4_gemm::takes_per_column_alpha(entry->sm_major)) {
     throw std::invalid_argument(std::string("nvfp4_gemm: kernel ") + entry->config_name +
-                                " takes one alpha, not one per output column");
+                                (entry->column_alpha ? " takes alpha as n values, one per output column"
+                                                     : " takes one alpha, not one per output column"));
   }
   LaunchStatus status;
   if (!launch) require_prepared(entry);
@@ -279,6 +282,7 @@ class Kernel {
   // The registry entry's address: the C++ op remembers the plan the Python path made by it.
   std::uintptr_t entry_address() const { return reinterpret_cast<std::uintptr_t>(entry_); }
   int pipeline_stages() const { return entry_->pipeline_stages; }
+  bool column_alpha() const { return entry_->column_alpha; }
 
   std::optional<std::string> can_implement(int m, int n, int k, int l) const {
     GemmProblem p;
@@ -351,8 +355,9 @@ class Kernel {
                                ".x GPU (this kernel's family); cuda:" + std::to_string(device) + " is " +
                                std::to_string(major) + ".x, whose driver refuses the sm100 kernels' FP4 TMA descriptors");
     }
+    // alpha as the kernel takes it (no launch reads it)
     call(a, b, a_scale, b_scale, out, alpha, m, n, k, l, split_k, workspace, workspace_capacity, counters,
-         counter_capacity, device, stream, /*launch=*/false);
+         counter_capacity, device, stream, /*launch=*/false, /*alpha_per_column=*/entry_->column_alpha);
   }
 
   std::optional<py::dict> plan_counters(int m, int n, int k, int l, int split_k, int device,
@@ -375,11 +380,15 @@ class Kernel {
 
   void host_reference(std::uintptr_t a, std::uintptr_t b, std::uintptr_t a_scale,
                       std::uintptr_t b_scale, std::uintptr_t out, int m, int n, int k, int l,
-                      double alpha) const {
+                      double alpha, std::uintptr_t alpha_column) const {
     if (entry_->host_reference == nullptr) throw py::type_error("this kernel family has no host_reference hook");
+    if (entry_->column_alpha != (alpha_column != 0)) {
+      throw py::value_error(entry_->column_alpha ? "this kernel reads alpha per output column: pass alpha_column"
+                                                 : "this kernel takes one alpha: pass alpha, not alpha_column");
+    }
     py::gil_scoped_release release;
-    entry_->host_reference(make_problem(a, b, a_scale, b_scale, out, 0, m, n, k, l), alpha,
-                           as_ptr<double>(out));
+    entry_->host_reference(make_problem(a, b, a_scale, b_scale, out, alpha_column, m, n, k, l, alpha_column != 0),
+                           alpha, as_ptr<double>(out));
   }
 
  private:
@@ -616,6 +625,8 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("sm_major", &Kernel::sm_major)
       .def_property_readonly("pipeline_stages", &Kernel::pipeline_stages,
                              "Shared-memory operand pipeline depth in K tiles (0: not reported).")
+      .def_property_readonly("column_alpha", &Kernel::column_alpha,
+                             "Whether the kernel takes alpha as n values (one per output column) only.")
       .def("can_implement", &Kernel::can_implement, py::arg("m"), py::arg("n"), py::arg("k"),
            py::arg("l"), "None if CUTLASS accepts the problem, else why not (host only).")
       .def("workspace_bytes", &Kernel::workspace_bytes, py::arg("m"), py::arg("n"), py::arg("k"),
@@ -634,7 +645,8 @@ PYBIND11_MODULE(_C, m) {
            py::arg("split_k"), py::arg("workspace"), py::arg("workspace_capacity"), py::arg("counters"),
            py::arg("counter_capacity"), py::arg("device"), py::arg("stream"), py::arg("alpha_per_column") = false,
            "Launch on `stream` of `device`; pointers are device addresses, alpha 0 means 1; with "
-           "alpha_per_column, alpha holds n floats and column n is scaled by alpha[n] (sm90 family).")
+           "alpha_per_column, alpha holds n floats and column n is scaled by alpha[n] (sm90 family; the sm100 "
+           "column_alpha kernels, which take nothing else).")
       .def("prepare_only", &Kernel::prepare_only, py::arg("a"), py::arg("b"), py::arg("a_scale"),
            py::arg("b_scale"), py::arg("out"), py::arg("alpha"), py::arg("m"), py::arg("n"), py::arg("k"),
            py::arg("l"), py::arg("split_k"), py::arg("workspace"), py::arg("workspace_capacity"),
@@ -652,6 +664,8 @@ PYBIND11_MODULE(_C, m) {
            "Write the scale layout's offset of every (l, row, k_block) into int64 host memory.")
       .def("host_reference", &Kernel::host_reference, py::arg("a"), py::arg("b"), py::arg("a_scale"),
            py::arg("b_scale"), py::arg("out"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("l"),
-           py::arg("alpha"),
-           "CUTLASS host GEMM on host pointers with the launcher's strides; float64 out.");
+           py::arg("alpha"), py::arg("alpha_column") = 0,
+           "CUTLASS host GEMM on host pointers with the launcher's strides; float64 out. column_alpha kernels "
+           "take alpha_column (a host pointer to n float32 values, read through the launcher's epilogue "
+           "arguments) instead of alpha.");
 }

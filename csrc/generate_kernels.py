@@ -52,6 +52,7 @@ def _kernel_type(family, config, dtype, dtypes) -> str:
         mma_enum="k" + config.mma.capitalize(),
         stream_k="true" if config.scheduler == "stream_k" else "false",
         swap_ab="true" if config.swap_ab else "false",
+        per_column_alpha="true" if config.per_column_alpha else "false",
         schedule_enum="k" + config.schedule.capitalize(),
     )
 
@@ -170,7 +171,8 @@ def _families_header(families) -> str:
         "",
         "namespace nvfp4_gemm {",
         "",
-        "// Whether the family of this compute capability major scales columns by alpha[n] (Family.per_column_alpha).",
+        "// Whether every kernel of the family of this compute capability major also takes alpha[n] per output column",
+        "// (Family.per_column_alpha); other kernels that do say so in their entry (KernelEntry::column_alpha).",
         f"inline constexpr bool takes_per_column_alpha(int sm_major) {{ return {per_column}; }}",
         "",
         "}  // namespace nvfp4_gemm",

@@ -11,7 +11,7 @@ import nvfp4_gemm
 from nvfp4_gemm import _C, formats
 from nvfp4_gemm.configs import load_table
 from nvfp4_gemm.task_shapes import CORRECTNESS_SHAPES, RANKED_SHAPES
-from nvfp4_gemm.testing import check_against_reference, fp32_roundings, random_operands
+from nvfp4_gemm.testing import Operands, check_against_reference, fp32_roundings, random_operands
 
 from conftest import cuda_device_or_skip, op_raises, poisoned
 
@@ -334,7 +334,9 @@ def test_every_config_is_exact(config, split_k):
     device = supported_gpu_or_skip()
     table_row = load_table().by_name(config)
     for seed, (m, n, k, l) in enumerate([(1, 8, 416, None), (7, 136, 544, None), (129, 264, 800, 2)]):
-        ops = random_operands(m, n, k, l, seed=seed, device=device, with_alpha=True, padding_byte=0x38)
+        # a per-column-alpha row takes alpha as an (N,) vector only
+        ops = random_operands(m, n, k, l, seed=seed, device=device, with_alpha=True, padding_byte=0x38,
+                              alpha_per_column=table_row.per_column_alpha)
         shape = (m, n) if l is None else (l, m, n)
         # configs without split-K run split 1 only; the others as many splits as K allows, up to 3
         split = min(split_k, table_row.max_split_k(k))
@@ -347,9 +349,9 @@ def test_every_config_is_exact(config, split_k):
 @pytest.mark.parametrize("split_k", [1, 3])
 @pytest.mark.parametrize("config", device_configs() or ["none"])
 def test_per_column_alpha_on_every_config(config, split_k):
-    """alpha of shape (N,): each column its own scale, on every config of a family that takes it (split-K
-    reductions included, through the Python path and the C++ op); a family that does not says so
-    before any launch."""
+    """alpha of shape (N,): each column its own scale, on every config that takes it (split-K reductions
+    included, through the Python path and the C++ op); a config that does not says so before any launch, as
+    a per-column-alpha row given one alpha does."""
     device = supported_gpu_or_skip()
     table_row = load_table().by_name(config)
     for seed, (m, n, k, l) in enumerate([(5, 24, 416, None), (129, 264, 800, 2)]):
@@ -357,17 +359,56 @@ def test_per_column_alpha_on_every_config(config, split_k):
         shape = (m, n) if l is None else (l, m, n)
         split = min(split_k, table_row.max_split_k(k))
         out = poisoned(shape, torch.bfloat16, device)
-        if not table_row.family_info.per_column_alpha:
-            with pytest.raises(ValueError, match=r"^alpha with one value per output column runs on the sm90 family"):
+        if table_row.alpha_violation(True) is not None:
+            with pytest.raises(ValueError, match=rf"config '{config}' takes one alpha, not one per output column; "
+                                                 r"alpha with one value per output column runs on the sm90 family"):
                 nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out=out, config=config, split_k=split)
             torch.cuda.synchronize(device)
             assert torch.isnan(out).all()
             continue
+        if table_row.per_column_alpha:
+            with pytest.raises(ValueError, match=rf"config '{config}' takes alpha as an \(N,\) vector"):
+                nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha[:1], out=out, config=config)
         nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out=out, config=config, split_k=split)
         check_exact(out, ops, torch.bfloat16)
         for _ in range(2):  # the op: its first call plans, the second runs from the C++ memo where built
             check_exact(torch.ops.nvfp4.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, torch.bfloat16),
                         ops, torch.bfloat16)
+
+
+def sm100_column_alpha_rows():
+    return [c.name for c in load_table().configs if c.per_column_alpha]
+
+
+@pytest.mark.parametrize("config", sm100_column_alpha_rows())
+def test_sm100_fused_projections_equal_the_unfused_ones(config):
+    """Blackwell (sm100 per-column-alpha rows): q/k/v-like partitions quantized apart, one fused GEMM with
+    alpha per column == the partitions' own GEMMs on the row's one-alpha twin (same tile and schedule, so
+    the same FP32 sums; K = one 256-element tile, so stream-K cannot split it differently), bit for bit; the
+    op (its resolver's choice, then the C++ memo) gives a result within the earned tolerance, and the one-alpha
+    call of the same data never lands on a per-column row."""
+    device = supported_gpu_or_skip()
+    if torch.cuda.get_device_capability(device)[0] != 10:
+        pytest.skip("the per-column-alpha rows are sm100 kernels")
+    twin = config.removesuffix("_pcalpha")
+    rows, k = (128, 64, 64), 256
+    for m, l in ((8, None), (200, 2)):
+        parts = [random_operands(m, r, k, l, seed=90 + i, device=device, with_alpha=True) for i, r in enumerate(rows)]
+        a, a_scale = parts[0].a, parts[0].a_scale  # one activation for every partition
+        b = torch.cat([p.b for p in parts], dim=-2)
+        b_scale = formats.to_blocked(torch.cat([formats.from_blocked(p.b_scale, r, k, l) for p, r in zip(parts, rows)],
+                                               dim=-2))
+        alpha = torch.cat([p.alpha.reshape(1).expand(r) for p, r in zip(parts, rows)]).contiguous()
+        unfused = torch.cat([
+            nvfp4_gemm.gemm(a, p.b, a_scale, p.b_scale, p.alpha, torch.bfloat16, config=twin) for p in parts
+        ], dim=-1)
+        fused = poisoned(unfused.shape, torch.bfloat16, device)
+        nvfp4_gemm.gemm(a, b, a_scale, b_scale, alpha, out=fused, config=config)
+        assert torch.equal(fused, unfused)
+        fused_ops = Operands(a=a, b=b, a_scale=a_scale, b_scale=b_scale, alpha=alpha)
+        for _ in range(2):
+            check_exact(torch.ops.nvfp4.gemm(a, b, a_scale, b_scale, alpha, torch.bfloat16), fused_ops, torch.bfloat16)
+        assert not nvfp4_gemm.resolve(m, sum(rows), k, l or 1, torch.bfloat16, device).per_column_alpha
 
 
 # --- prepared launches (sm100), CUDA graphs, the GPU MODE timing --------------------------------

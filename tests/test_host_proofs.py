@@ -18,6 +18,9 @@ from nvfp4_gemm.testing import random_operands
 from conftest import sm100_kernels
 
 KERNELS = [(name, dtype) for name, dtype, major in _C.kernels() if major == 10]
+# the rows compiled with the per-column-alpha epilogue (alpha an (N,) vector), and the others
+COLUMN_ALPHA = [(name, dtype) for name, dtype in KERNELS if _C.lookup(name, dtype).column_alpha]
+ONE_ALPHA = [entry for entry in KERNELS if entry not in COLUMN_ALPHA]
 
 
 @pytest.fixture(autouse=True)
@@ -63,7 +66,7 @@ SHAPES = [
 ]
 
 
-@pytest.mark.parametrize("name,dtype", KERNELS or [("none", "none")])
+@pytest.mark.parametrize("name,dtype", ONE_ALPHA or [("none", "none")])
 @pytest.mark.parametrize("m,n,k,l", SHAPES)
 def test_cutlass_host_reference_equals_exact_reference(name, dtype, m, n, k, l):
     kernel = _C.lookup(name, dtype)
@@ -90,6 +93,62 @@ def test_cutlass_host_reference_equals_exact_reference(name, dtype, m, n, k, l):
     assert want.abs().max() > 0
 
 
+def column_alpha(n, seed):
+    """An (N,) alpha of partitions quantized apart: mantissas that are not powers of two over exponents -6..3,
+    negative values, and zeros (a partition whose weights were all zero)."""
+    gen = torch.Generator().manual_seed(seed)
+    alpha = torch.ldexp(1.0 + torch.rand(n, generator=gen), torch.randint(-6, 4, (n,), generator=gen).float())
+    alpha = torch.where(torch.rand(n, generator=gen) < 0.2, -alpha, alpha)
+    alpha[torch.randperm(n, generator=gen)[: max(1, n // 8)]] = 0.0
+    return alpha.to(torch.float32)
+
+
+@pytest.mark.parametrize("name,dtype", COLUMN_ALPHA or [("none", "none")])
+@pytest.mark.parametrize("m,n,k,l", SHAPES)
+def test_cutlass_host_reference_with_column_alpha_equals_exact_reference(name, dtype, m, n, k, l):
+    """The per-column-alpha rows: CUTLASS's host GEMM over the launcher's own arguments, each element then
+    scaled by the alpha the launcher's epilogue arguments route to it (pointer and broadcast strides; the
+    swap-AB kernel's per-row vector is the user's per-column one), equals the exact reference with alpha[n]
+    bit for bit, batches sharing one vector."""
+    kernel = _C.lookup(name, dtype)
+    ops = random_operands(m, n, k, l, seed=m * 1000 + n + k + l + 5, padding_byte=0x38)
+    alpha = column_alpha(n, seed=n + l)
+    # NaN past the n values: a launcher whose stride walks off the vector (e.g. along the kernel's other
+    # dimension) reads NaN, never a plausible number
+    padded = torch.cat([alpha, torch.full((4 * (m + n),), float("nan"))])
+    got = torch.full((l, m, n), float("nan"), dtype=torch.float64)
+    kernel.host_reference(
+        ops.a.data_ptr(), ops.b.data_ptr(), ops.a_scale.data_ptr(), ops.b_scale.data_ptr(), got.data_ptr(),
+        m, n, k, l, 0.0, alpha_column=padded.data_ptr(),
+    )
+    want = formats.reference_gemm_float64(ops.a, ops.b, ops.a_scale, ops.b_scale, alpha)
+    assert torch.equal(got, want)
+    out_dtype = getattr(torch, dtype)
+    assert torch.equal(formats.round_once(got, out_dtype), formats.round_once(want, out_dtype))
+    assert (want != 0).any() and (alpha == 0).any()
+
+
+@pytest.mark.parametrize("name,dtype", (COLUMN_ALPHA[:1] + ONE_ALPHA[:1]) or [("none", "none")])
+def test_host_reference_takes_the_alpha_its_kernel_takes(name, dtype):
+    kernel = _C.lookup(name, dtype)
+    ops = random_operands(8, 8, 32, 1, seed=3)
+    out = torch.empty((1, 8, 8), dtype=torch.float64)
+    vector = torch.ones(8)
+    pointers = (ops.a.data_ptr(), ops.b.data_ptr(), ops.a_scale.data_ptr(), ops.b_scale.data_ptr(), out.data_ptr())
+    if kernel.column_alpha:
+        with pytest.raises(ValueError, match="reads alpha per output column: pass alpha_column"):
+            kernel.host_reference(*pointers, 8, 8, 32, 1, 1.0)
+    else:
+        with pytest.raises(ValueError, match="takes one alpha: pass alpha, not alpha_column"):
+            kernel.host_reference(*pointers, 8, 8, 32, 1, 1.0, alpha_column=vector.data_ptr())
+
+
+def test_the_table_and_the_registry_agree_on_column_alpha():
+    assert COLUMN_ALPHA, "the build carries no per-column-alpha sm100 kernel"
+    for name, dtype in KERNELS:
+        assert _C.lookup(name, dtype).column_alpha == config_of(name).per_column_alpha, name
+
+
 @pytest.mark.parametrize("name,dtype", KERNELS or [("none", "none")])
 def test_cutlass_can_implement_agrees_with_python_predicate(name, dtype):
     from nvfp4_gemm.configs import load_table
@@ -101,7 +160,7 @@ def test_cutlass_can_implement_agrees_with_python_predicate(name, dtype):
         n = int(torch.randint(1, 600, (), generator=gen))
         k = 16 * int(torch.randint(1, 40, (), generator=gen))
         l = int(torch.randint(1, 4, (), generator=gen))
-        python_ok = config.supports(m, n, k, l, dtype) is None
+        python_ok = config.supports(m, n, k, l, dtype, alpha_per_column=config.per_column_alpha) is None
         cutlass_ok = _C.lookup(name, dtype).can_implement(m, n, k, l) is None
         # CUTLASS's can_implement checks alignment; the Python predicate must never accept what
         # CUTLASS rejects (that would turn into a launch error instead of a clear Python one).

@@ -262,6 +262,24 @@ def test_per_column_alpha_with_empty_sums_is_alpha_times_zero():
     assert torch.isnan(got[:, 3]).all() and (got[:, :3] == 0).all() and (got[:, 4:] == 0).all()
 
 
+def test_a_pinned_config_takes_the_alpha_its_kernel_takes_on_the_cpu_too():
+    """The checks a launch of the pinned config makes, on the CPU: an (N,) alpha on a one-alpha sm100 row and
+    one alpha on a per-column-alpha row are errors naming the rule; the right pairs give the reference."""
+    ops = random_operands(16, 40, 96, seed=53, with_alpha=True, alpha_per_column=True)
+    one, column = "sm100_2sm_256x128x256_c2x1", "sm100_2sm_256x128x256_c2x1_pcalpha"
+    with pytest.raises(ValueError, match=rf"config '{one}' cannot run M=16 N=40 K=96 L=1 float16: config '{one}' "
+                                         r"takes one alpha, not one per output column"):
+        nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, config=one)
+    with pytest.raises(ValueError, match=rf"config '{column}' takes alpha as an \(N,\) vector"):
+        nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha[:1], config=column)
+    with pytest.raises(ValueError, match=rf"config '{column}' takes alpha as an \(N,\) vector"):
+        nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, config=column)
+    want = formats.reference_gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha)
+    assert torch.equal(nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, config=column), want)
+    assert torch.equal(nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha[:1], config=one),
+                       formats.reference_gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha[:1]))
+
+
 def _fused(parts: list) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Weights quantized apart, as one (N, K/2) operand: data and plain scales concatenated along N,
     scales re-blocked, and each partition's alpha repeated over its columns."""

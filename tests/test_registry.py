@@ -25,8 +25,15 @@ def test_registry_matches_table():
 
 def test_python_candidates_are_the_table_rows():
     table = load_table()
-    assert candidates(10) == tuple(c for c in table.configs if c.family == "sm100" and c.format == "nvfp4")
+    nvfp4 = [c for c in table.configs if c.family == "sm100" and c.format == "nvfp4"]
+    assert candidates(10) == tuple(c for c in nvfp4 if not c.per_column_alpha)
     assert candidates(10, "mxfp4") == tuple(c for c in table.configs if c.family == "sm100" and c.format == "mxfp4")
+    # an (N,) alpha: sm100's rows marked per_column_alpha (and no others), every sm90 row, no sm120 row
+    assert candidates(10, alpha_per_column=True) == tuple(c for c in nvfp4 if c.per_column_alpha)
+    assert {c.swap_ab for c in candidates(10, alpha_per_column=True)} == {False, True}  # both orientations
+    assert candidates(10, "mxfp4", alpha_per_column=True) == ()
+    assert candidates(9, alpha_per_column=True) == candidates(9)
+    assert candidates(12, alpha_per_column=True) == () and candidates(12)
 
 
 def test_lookup_is_by_name_and_unknown_names_fail():
@@ -73,6 +80,17 @@ def test_lookup_is_by_name_and_unknown_names_fail():
         (
             {"family": "sm90", "tile": [64, 128, 128], "mma": "wgmma", "name": "sm90_wgmma_64x128x128_splitk"},
             "name must say what the config is",
+        ),
+        ({"per_column_alpha": "yes"}, "per_column_alpha must be true or false"),
+        ({"per_column_alpha": True}, "name must say what the config is"),  # the name lacks _pcalpha
+        (
+            {"family": "sm90", "tile": [64, 128, 128], "mma": "wgmma", "per_column_alpha": True,
+             "name": "sm90_wgmma_64x128x128_prepass_splitk_pcalpha"},
+            r"the sm90 family has no per_column_alpha rows \(every one of its kernels takes an \(N,\) alpha\)",
+        ),
+        (
+            {"family": "sm120", "tile": [128, 128, 128], "per_column_alpha": True, "name": "sm120_coop_128x128x128_pcalpha"},
+            r"the sm120 family has no per_column_alpha rows$",
         ),
     ],
 )

@@ -134,3 +134,65 @@ def test_pinned_config_is_checked():
     pinned = resolver._resolve(128, 256, 16384, 1, "float16", 10, 148, "sm100_1sm_128x128x256_c1x1_streamk")
     assert "pinned" in pinned.reason and "(B200 model's best for this config)" in pinned.reason
     assert pinned.split_k > 1  # two tiles, 64 K tiles: splitting is the point
+
+
+# --- alpha per output column (fused projections) ------------------------------------------------
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 6144, 4096), (16, 6144, 4096), (64, 28672, 4096), (512, 6144, 4096), (4096, 28672, 8192)])
+def test_a_vector_alpha_runs_on_the_per_column_rows_only(m, n, k):
+    """Decode and prefill shapes of fused q/k/v and gate/up projections: a (N,) alpha resolves to a row marked
+    per_column_alpha (sm100), a single alpha never does; on Hopper every row takes both."""
+    vector = nvfp4_gemm.resolve(m, n, k, 1, torch.bfloat16, explain=True, alpha_per_column=True)
+    assert vector.config.per_column_alpha and vector.config.supports(m, n, k, 1, "bfloat16", True) is None
+    assert vector.config.name in vector.reason
+    assert 1 <= vector.split_k <= vector.config.max_split_k(k)
+    single = nvfp4_gemm.resolve(m, n, k, 1, torch.bfloat16)
+    assert not single.per_column_alpha
+    hopper = nvfp4_gemm.resolver._resolve(m, n, k, 1, "bfloat16", 9, 132, None, None, (), "nvfp4", True)
+    assert hopper.config == nvfp4_gemm.resolver._resolve(m, n, k, 1, "bfloat16", 9, 132, None).config
+
+
+def test_a_vector_alpha_gets_the_per_column_twin_of_the_one_alpha_choice_where_there_is_one():
+    """The B200 model ranks the per-column rows as their one-alpha twins (same tile and schedule): where the
+    one-alpha choice has a twin, a vector alpha gets it (the model picks the 2SM tile at decode and prefill)."""
+    twins = 0
+    for m, n, k in [(1, 6144, 4096), (8, 6144, 4096), (128, 6144, 4096), (4096, 28672, 8192), (16, 1024, 4096)]:
+        single = nvfp4_gemm.resolve(m, n, k)
+        names = {c.name for c in nvfp4_gemm.candidates(10, alpha_per_column=True)}
+        if f"{single.name}_pcalpha" in names:
+            assert nvfp4_gemm.resolve(m, n, k, alpha_per_column=True).name == f"{single.name}_pcalpha"
+            twins += 1
+    assert twins >= 3
+
+
+def test_random_shapes_resolve_by_their_alpha():
+    for m, n, k, l, dtype in random_problems(200, seed=3):
+        if shape_rule_violation(m, n, k, l, dtype):
+            continue
+        for per_column in (False, True):
+            config = nvfp4_gemm.resolve(m, n, k, l, getattr(torch, dtype), alpha_per_column=per_column)
+            assert config.per_column_alpha == per_column
+            assert config.supports(m, n, k, l, dtype, per_column) is None
+
+
+def test_a_pinned_config_must_take_the_calls_alpha():
+    plain, column = "sm100_2sm_256x128x256_c2x1", "sm100_2sm_256x128x256_c2x1_pcalpha"
+    with pytest.raises(ValueError, match=rf"config '{plain}' takes one alpha, not one per output column; alpha with "
+                                         r"one value per output column runs on the sm90 family, the rows .*"
+                                         rf"{column}.* and the CPU"):
+        nvfp4_gemm.resolve(256, 1024, 512, config=plain, alpha_per_column=True)
+    with pytest.raises(ValueError, match=rf"config '{column}' takes alpha as an \(N,\) vector, one value per output "
+                                         r"column; a single alpha \(or none\) runs on the sm100 family's other rows"):
+        nvfp4_gemm.resolve(256, 1024, 512, config=column)
+    assert nvfp4_gemm.resolve(256, 1024, 512, config=column, alpha_per_column=True).name == column
+    # a row of a family whose every kernel takes both
+    assert load_table().by_name("sm90_direct_16x128x64_splitk").alpha_violation(True) is None
+
+
+def test_a_vector_alpha_without_a_row_for_it_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"no mxfp4 config of the sm100 family takes this alpha; alpha with one value "
+                                         r"per output column runs on"):
+        nvfp4_gemm.resolve(128, 1024, 512, alpha_per_column=True, format="mxfp4")
+    with pytest.raises(ValueError, match=r"no nvfp4 config of the sm120 family takes this alpha"):
+        nvfp4_gemm.resolver._resolve(128, 1024, 512, 1, "float16", 12, 170, None, None, (), "nvfp4", True)

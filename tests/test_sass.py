@@ -122,6 +122,33 @@ def test_sm100_variants_compile_to_what_their_rows_say(sass_by_function):
         assert len(pair_mma) == per_row * sum(r.two_sm for r in rows), arch
 
 
+def test_sm100_per_column_alpha_rows_scale_by_a_loaded_vector(sass_by_function):
+    """The per_column_alpha rows instantiate CUTLASS's per-column alpha epilogue (per-row on swap-AB kernels,
+    whose M is the user's N) and nothing else does; their alpha[n] * acc is an FFMA (a zero bias addend) on
+    the broadcast vector, where the one-alpha kernels multiply by one value (FMUL, no FFMA); the per-column
+    (row-broadcast) kernels load the vector (an LDG beyond the one-alpha data-parallel kernels' two scalars).
+    Their block-scaled MMA: test_gemm_kernels_use_nvfp4_block_scaled_mma."""
+    from nvfp4_gemm.configs import OUT_DTYPES, load_table
+
+    rows = [load_table().by_name(name) for name in {k[0] for k in _C.kernels() if k[2] == 10}]
+    for arch in [a for a in _C.compiled_architectures() if a.startswith("sm_10")]:
+        gemms = {name: body for (a, name), body in sass_by_function.items() if a == arch and "GemmUniversal" in name}
+        per_col = {n: b for n, b in gemms.items() if "PerColLinCombPerColBiasEltAct" in n}
+        per_row = {n: b for n, b in gemms.items() if "PerRowLinCombPerRowBiasEltAct" in n}
+        assert len(per_col) == len(OUT_DTYPES) * sum(r.per_column_alpha and not r.swap_ab for r in rows), arch
+        assert len(per_row) == len(OUT_DTYPES) * sum(r.per_column_alpha and r.swap_ab for r in rows), arch
+        for name, body in gemms.items():
+            ffma = len(re.findall(r"\bFFMA\b", body))
+            if name in per_col or name in per_row:
+                assert ffma >= 64, f"{arch} {name[:80]}... lacks the alpha[n] * acc FFMAs"
+            else:
+                assert ffma == 0 and re.search(r"\bFMUL\b", body), f"{arch} {name[:80]}..."
+        one_alpha_loads = {len(re.findall(r"\bLDG\b", b)) for n, b in gemms.items()
+                           if n not in per_col and n not in per_row and "StreamK" not in n}
+        for name, body in per_col.items():
+            assert len(re.findall(r"\bLDG\b", body)) > max(one_alpha_loads), f"{arch} {name[:80]}... loads no vector"
+
+
 def test_hopper_kernels_use_16bit_tensor_cores(sass_by_function):
     if "sm_90a" not in _C.compiled_architectures():
         pytest.skip("this build carries no sm_90a kernels")

@@ -24,7 +24,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 __all__ = ["Config", "ConfigTable", "K_ALIGNMENT", "OUT_DTYPES", "SM100_TILE_K", "SPLIT_K_CHOICES", "load_table",
-           "shape_rule_violation", "table_path"]
+           "per_column_alpha_home", "shape_rule_violation", "table_path"]
 
 K_ALIGNMENT = NVFP4.k_alignment
 
@@ -48,6 +48,7 @@ class Config:
     swap_ab: bool = False  # sm100: weights are the MMA's M operand, tokens its N (for small M)
     format: str = "nvfp4"  # the GEMM format its kernel takes (dtypes.GEMM_FORMATS)
     schedule: str = ""  # sm120: the mainloop schedule, "cooperative" or "pingpong" ("" where a family has one)
+    per_column_alpha: bool = False  # sm100: the kernel takes alpha as an (N,) vector only (Family.per_column_alpha_rows)
 
     @property
     def family_info(self) -> "families.Family":
@@ -98,8 +99,27 @@ class Config:
         """Rows of b (weights, the user's N) one tile covers."""
         return self.tile[0] if self.swap_ab else self.tile[1]
 
-    def supports(self, m: int, n: int, k: int, l: int, out_dtype: str) -> Optional[str]:
-        """None if this config can run the problem, else the rule it breaks (a sentence)."""
+    def alpha_violation(self, alpha_per_column: bool) -> Optional[str]:
+        """None if the kernel takes the call's alpha (an (N,) vector when `alpha_per_column`, else one value or
+        none), else the rule it breaks (a sentence)."""
+        family = self.family_info
+        if self.per_column_alpha and not alpha_per_column:
+            return (
+                f"config {self.name!r} takes alpha as an (N,) vector, one value per output column; a single alpha "
+                f"(or none) runs on the {family.name} family's other rows"
+            )
+        if alpha_per_column and not (self.per_column_alpha or family.per_column_alpha):
+            return f"config {self.name!r} takes one alpha, not one per output column; {per_column_alpha_home()}"
+        return None
+
+    def supports(
+        self, m: int, n: int, k: int, l: int, out_dtype: str, alpha_per_column: bool = False
+    ) -> Optional[str]:
+        """None if this config can run the problem (with an (N,) alpha when `alpha_per_column`), else the rule
+        it breaks (a sentence)."""
+        violation = self.alpha_violation(alpha_per_column)
+        if violation is not None:
+            return violation
         multiple = (self.family_info.format_k_alignment or {}).get(self.format, 1)
         if k % multiple:
             return f"K must be a multiple of {multiple} for the {self.family} {self.format} kernels, got K={k}"
@@ -117,6 +137,17 @@ class ConfigTable:
                 return config
         known = ", ".join(c.name for c in self.configs)
         raise KeyError(f"unknown config {name!r}; the table has: {known}")
+
+
+def per_column_alpha_home() -> str:
+    """Where a call with an (N,) alpha runs (a sentence for errors that refuse one)."""
+    families_taking = [f.name for f in families.FAMILIES if f.per_column_alpha]
+    rows = [c.name for c in load_table().configs if c.per_column_alpha]
+    return (
+        f"alpha with one value per output column runs on the {', '.join(families_taking)} family, the rows "
+        f"{', '.join(rows)} and the CPU: run it there, or pass a one-element alpha and scale the output's columns "
+        f"afterwards"
+    )
 
 
 def shape_rule_violation(
@@ -142,9 +173,11 @@ def shape_rule_violation(
 
 
 def _config_name(
-    family: "families.Family", tile, cluster, mma: str, scheduler: str, swap_ab: bool, format: str, schedule: str
+    family: "families.Family", tile, cluster, mma: str, scheduler: str, swap_ab: bool, format: str, schedule: str,
+    per_column_alpha: bool,
 ) -> str:
     return family.names[mma].format(
+        alpha="_pcalpha" if per_column_alpha else "",
         format="" if format == GEMM_FORMATS[0].name else f"_{format}",
         schedule=family.schedules.get(schedule, ""),
         tile="x".join(map(str, tile)),
@@ -199,12 +232,20 @@ def _check_row(row: dict, index: int) -> Config:
         raise ValueError(f"{where}: {family.name} schedule must be one of {tuple(family.schedules)}, got {schedule!r}")
     if not family.schedules and schedule:
         raise ValueError(f"{where}: the {family.name} family has one schedule: drop schedule = {schedule!r}")
-    expected = _config_name(family, tile, cluster, mma, scheduler, swap_ab, format, schedule)
+    per_column_alpha = row.get("per_column_alpha", False)
+    if not isinstance(per_column_alpha, bool):
+        raise ValueError(f"{where}: per_column_alpha must be true or false, got {per_column_alpha!r}")
+    if per_column_alpha and not family.per_column_alpha_rows:
+        raise ValueError(
+            f"{where}: the {family.name} family has no per_column_alpha rows"
+            + (" (every one of its kernels takes an (N,) alpha)" if family.per_column_alpha else "")
+        )
+    expected = _config_name(family, tile, cluster, mma, scheduler, swap_ab, format, schedule, per_column_alpha)
     if row["name"] != expected:
         raise ValueError(f"{where}: name must say what the config is: expected {expected!r}")
     config = Config(
         name=row["name"], family=family.name, tile=tile, cluster=cluster, why=row.get("why", ""), mma=mma,
-        scheduler=scheduler, swap_ab=swap_ab, format=format, schedule=schedule,
+        scheduler=scheduler, swap_ab=swap_ab, format=format, schedule=schedule, per_column_alpha=per_column_alpha,
     )
     if family.row_rules:
         try:

@@ -44,8 +44,9 @@ class Family:
     model: str
     # Headers the generated translation units include, and the C++ type of one kernel: a str.format
     # template over the fields generate_kernels.py gives it (tile_m, tile_n, tile_k, cluster_m, cluster_n,
-    # element, mma_enum, stream_k, swap_ab, schedule_enum, operand_a, operand_b: the format's CUTLASS operand
-    # types, tokens: its activations' CUDA type, weight_block: its weights' block format struct in dtypes.h);
+    # element, mma_enum, stream_k, swap_ab, schedule_enum, per_column_alpha, operand_a, operand_b: the format's
+    # CUTLASS operand types, tokens: its activations' CUDA type, weight_block: its weights' block format struct
+    # in dtypes.h);
     # the family's `make_entry<Kernel>(name, out dtype, sm major)` turns
     # it into a registry entry.
     headers: tuple
@@ -54,7 +55,8 @@ class Family:
     element_spelling: str
     # The config table's vocabulary for the family (configs.py checks every row against it): per MMA kind
     # (a row names its kind unless the family has one) the tiles [M, N, K] it compiles and the config name's format (fields:
-    # tile, cluster, sms, swap_ab, stream_k, schedule, format: "" for NVFP4, else "_<format>"); the tile schedulers;
+    # tile, cluster, sms, swap_ab, stream_k, schedule, format: "" for NVFP4, else "_<format>", alpha: "_pcalpha"
+    # for a per-column-alpha row, else ""); the tile schedulers;
     # the largest cluster dimension (1: no
     # clusters); the tile M of a 2-SM (CTA pair) MMA (0: none); tile N that stream-K cannot run. Rows of a
     # scheduler in `split_k_schedulers` take a split-K count at run time (configs.Config.takes_split_k).
@@ -68,8 +70,11 @@ class Family:
     stream_k_unsupported_tile_n: tuple = ()
     # Largest blocked scales of one matrix the kernels index, in bytes (0: no limit below the sizes').
     max_scale_bytes: int = 0
-    # Whether the epilogue takes an alpha per output column (an (N,) vector) besides a single alpha.
+    # Whether every kernel's epilogue takes an alpha per output column (an (N,) vector) besides a single alpha.
     per_column_alpha: bool = False
+    # Whether rows may say per_column_alpha = true: their kernels (an alpha-vector epilogue) take an (N,) alpha
+    # only, the family's other rows one alpha (configs.Config.alpha_violation).
+    per_column_alpha_rows: bool = False
     # The GEMM formats (dtypes.GEMM_FORMATS names) its kernels take; a call in another is an error before launch.
     formats: tuple = ("nvfp4",)
     # K multiple a format's kernels need beyond the op's K % 32 (format name -> multiple).
@@ -105,13 +110,13 @@ FAMILIES = (
         headers=("nvfp4_gemm/sm100/blockscaled_gemm.cuh", "nvfp4_gemm/sm100/host_proof.hpp"),
         kernel=(
             "sm100::BlockScaledGemm<{tile_m}, {tile_n}, {tile_k}, {cluster_m}, {cluster_n}, {element}, "
-            "/*StreamK=*/{stream_k}, /*SwapAB=*/{swap_ab}, {operand_a}, {operand_b}>"
+            "/*StreamK=*/{stream_k}, /*SwapAB=*/{swap_ab}, {operand_a}, {operand_b}, /*PerColumnAlpha=*/{per_column_alpha}>"
         ),
         element_spelling="cutlass",
         # CUTLASS 4.2 block-scaled MMA shapes (cutlass/gemm/collective/builders/sm100_blockscaled_*): M = 128
         # (1SM) or 256 (2SM), N in {64, 128, 192, 256}
         tiles={"tcgen05": tuple(itertools.product((128, 256), (64, 128, 192, 256), (SM100_TILE_K,)))},
-        names={"tcgen05": "sm100_{sms}_{tile}_c{cluster}{swap_ab}{stream_k}{format}"},
+        names={"tcgen05": "sm100_{sms}_{tile}_c{cluster}{swap_ab}{stream_k}{format}{alpha}"},
         # CUTLASS's default persistent data-parallel scheduler, or its stream-K scheduler (split count set
         # at run time)
         schedulers=("data_parallel", "stream_k"),
@@ -124,6 +129,9 @@ FAMILIES = (
         stream_k_unsupported_tile_n=(192,),
         # CUTLASS's sm100 scale-factor layout (Sm1xxBlkScaledConfig) has 32-bit strides
         max_scale_bytes=2**31 - 1,
+        # a few rows compile CUTLASS's per-column (swap-AB: per-row) alpha epilogue for fused projections; not
+        # every row: each costs a translation unit of build time (blockscaled_gemm.cuh)
+        per_column_alpha_rows=True,
         # CUTLASS 4.2's block-scaled MMA kinds: mxf4nvf4 (NVFP4, MXFP4) and mxf8f6f4 (MXFP8 x MXFP4)
         formats=("nvfp4", "mxfp4", "mxfp8xmxfp4"),
         # The mxf8f6f4 kind reads a sub-byte operand with 128-element (64-byte) alignment

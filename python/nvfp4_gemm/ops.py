@@ -64,7 +64,6 @@ class _Plan:
     split_k: int
     workspace_bytes: int
     counters: int
-    per_column_alpha: bool  # the kernel's family scales columns by alpha[n]
 
 
 _HAS_TORCH_OP: bool = _C.HAS_TORCH_OP  # the op's CUDA kernels are C++ (csrc/torch_op.cpp)
@@ -106,16 +105,17 @@ def _check_device_supported(index: int) -> None:
 
 
 def _make_plan(
-    index: int, shape: GemmShape, out_dtype: torch.dtype, config_name: Optional[str], split_k: Optional[int]
+    index: int, shape: GemmShape, out_dtype: torch.dtype, config_name: Optional[str], split_k: Optional[int],
+    alpha_per_column: bool,
 ) -> _Plan:
     _check_device_supported(index)
     check_format_supported(families.for_sm_major(torch.cuda.get_device_capability(index)[0]), shape)
     dtype_name = OUT_DTYPE_NAMES[out_dtype]
     device = torch.device("cuda", index)
-    # the resolver checks a pinned config and a pinned split_k (against the config that runs)
+    # the resolver checks a pinned config, a pinned split_k (against the config that runs) and the alpha's kind
     resolution = resolve(
         shape.m, shape.n, shape.k, shape.l, out_dtype, device, explain=True, config=config_name, split_k=split_k,
-        format=shape.format.name,
+        format=shape.format.name, alpha_per_column=alpha_per_column,
     )
     name, split_k = resolution.config.name, resolution.split_k
     check_kernel_limits(resolution.config, shape, split_k)
@@ -127,8 +127,12 @@ def _make_plan(
     rejection, workspace, counters = kernel.plan(shape.m, shape.n, shape.k, shape.l, split_k, index)
     if rejection is not None:
         raise ValueError(f"config {name!r} cannot run M={shape.m} N={shape.n} K={shape.k} L={shape.l}: {rejection}")
-    return _Plan(kernel=kernel, split_k=split_k, workspace_bytes=workspace, counters=counters,
-                 per_column_alpha=resolution.config.family_info.per_column_alpha)
+    return _Plan(kernel=kernel, split_k=split_k, workspace_bytes=workspace, counters=counters)
+
+
+def _alpha_per_column(alpha: Optional[torch.Tensor]) -> bool:
+    """Whether a checked alpha is the (N,) vector (one value per output column) rather than one value."""
+    return alpha is not None and alpha.numel() > 1
 
 
 def _buffer(cache: dict, index: int, stream: int, numel: int, dtype: torch.dtype) -> torch.Tensor:
@@ -164,23 +168,17 @@ def _launch_cuda(
     split_k: Optional[int] = None,
 ) -> None:
     index = _device_index(a.device)
-    key = (index, shape.format.name, shape.m, shape.n, shape.k, shape.l, out.dtype, config_name, split_k)
+    per_column = _alpha_per_column(alpha)
+    key = (index, shape.format.name, shape.m, shape.n, shape.k, shape.l, out.dtype, config_name, split_k, per_column)
     plan = _plans.get(key)
     if plan is None:
-        plan = _plans[key] = _make_plan(index, shape, out.dtype, config_name, split_k)
+        plan = _plans[key] = _make_plan(index, shape, out.dtype, config_name, split_k, per_column)
     pointers = (a.data_ptr(), b.data_ptr(), 0 if a_scale is None else a_scale.data_ptr(), b_scale.data_ptr(),
                 out.data_ptr(), 0 if alpha is None else alpha.data_ptr())
     if (pointers[0] | pointers[1] | pointers[2] | pointers[3] | pointers[4] | pointers[5]) & 15:
         named = {"a": a, "b": b, "a_scale": a_scale, "b_scale": b_scale, "out": out, "alpha": alpha}
         named = {name: t for name, t in named.items() if t is not None}
         check_pointer_alignment(named)  # raises, naming the misaligned argument
-    per_column = alpha is not None and alpha.numel() > 1
-    if per_column and not plan.per_column_alpha:
-        raise ValueError(
-            f"alpha with one value per output column runs on the sm90 family and the CPU; config "
-            f"{plan.kernel.config_name!r} takes one alpha (a per-column epilogue for it is not built yet): pass a "
-            f"one-element alpha and scale the output's columns afterwards"
-        )
     stream = _current_stream(index)
     workspace_ptr, workspace_capacity, counters_ptr, counter_capacity = 0, 0, 0, 0
     if plan.workspace_bytes:
@@ -267,7 +265,9 @@ def gemm(
         check_format_supported(pinned.family_info, shape)
         if pinned.format != shape.format.name:
             raise ValueError(f"config {config!r} runs the {pinned.format} format; this call is {shape.format.name}")
-        violation = None if shape.empty else pinned.supports(shape.m, shape.n, shape.k, shape.l, OUT_DTYPE_NAMES[out_dtype])
+        violation = None if shape.empty else pinned.supports(
+            shape.m, shape.n, shape.k, shape.l, OUT_DTYPE_NAMES[out_dtype], _alpha_per_column(alpha)
+        )
         if violation is not None:
             raise ValueError(
                 f"config {config!r} cannot run M={shape.m} N={shape.n} K={shape.k} L={shape.l} "
@@ -413,7 +413,8 @@ def _run_and_plan(a, b, a_scale, b_scale, alpha, out, out_dtype) -> tuple[torch.
         _answer_empty(alpha, out)
         return out, None
     _launch_cuda(a, b, a_scale, b_scale, alpha, out, shape, None)
-    plan = _plans[(_device_index(a.device), shape.format.name, shape.m, shape.n, shape.k, shape.l, out.dtype, None, None)]
+    plan = _plans[(_device_index(a.device), shape.format.name, shape.m, shape.n, shape.k, shape.l, out.dtype, None, None,
+                   _alpha_per_column(alpha))]
     return out, (plan.kernel.entry_address, plan.split_k, plan.workspace_bytes, plan.counters,
                  shape.m, shape.n, shape.k, shape.l, *shape.out_shape)
 

@@ -21,7 +21,7 @@ import torch
 
 from . import families
 from ._checks import OUT_DTYPE_NAMES
-from .configs import Config, load_table
+from .configs import Config, load_table, per_column_alpha_home
 
 __all__ = [
     "Resolution", "UnsupportedDeviceError", "candidates", "m_bucket", "pinned_config", "resolve", "tuned_tables",
@@ -49,9 +49,15 @@ def _table():
     return load_table()
 
 
-def candidates(sm_major: int = _DEFAULT.sm_major, format: str = "nvfp4") -> tuple[Config, ...]:
-    """The config table's rows for a compute-capability major and a GEMM format, in table order."""
-    return tuple(c for c in _table().configs if c.sm_major == sm_major and c.format == format)
+def candidates(
+    sm_major: int = _DEFAULT.sm_major, format: str = "nvfp4", alpha_per_column: bool = False
+) -> tuple[Config, ...]:
+    """The config table's rows for a compute-capability major, a GEMM format and an alpha (one value or none;
+    with `alpha_per_column` an (N,) vector: `Config.alpha_violation`), in table order."""
+    return tuple(
+        c for c in _table().configs
+        if c.sm_major == sm_major and c.format == format and c.alpha_violation(alpha_per_column) is None
+    )
 
 
 def _device_facts(device: Optional[Union[torch.device, str, int]]) -> tuple[int, int, Optional[str]]:
@@ -114,6 +120,7 @@ def resolve(
     config: Optional[str] = None,
     split_k: Optional[int] = None,
     format: str = "nvfp4",
+    alpha_per_column: bool = False,
 ) -> Union[Config, Resolution]:
     """The config that runs (m, n, k, l) with `out_dtype` output on `device`.
 
@@ -121,13 +128,14 @@ def resolve(
     With `explain=True` returns a `Resolution` (config, split-K count and a sentence saying why).
     `config` pins the config by name; the split-K count is still chosen for it unless `split_k` pins
     that too (checked against the config that runs: `Config.max_split_k`). `format`: the GEMM format
-    (dtypes.GEMM_FORMATS); only that format's rows run it.
+    (dtypes.GEMM_FORMATS); only that format's rows run it. `alpha_per_column`: the call's alpha is an (N,)
+    vector; only rows that take one run it (on sm100 the rows marked per_column_alpha, which take nothing else).
     """
     sm_major, sm_count, gpu_name = _device_facts(device)
     tables = tuple(tuned_tables()) if gpu_name is not None else ()
     resolution = _resolve(
         m, n, k, l, OUT_DTYPE_NAMES.get(out_dtype, str(out_dtype)), sm_major, sm_count, config, gpu_name, tables,
-        format,
+        format, alpha_per_column,
     )
     if split_k is not None:
         _check_split(resolution.config, split_k, k)
@@ -145,13 +153,14 @@ def _split_for(config: Config, m: int, n: int, k: int, l: int, out_dtype: str, s
 
 
 def _pick(
-    family_configs: tuple[Config, ...], m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int
+    family_configs: tuple[Config, ...], m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int,
+    alpha_per_column: bool,
 ) -> tuple[Config, str]:
     """The family model's config for a shape, and why."""
     rejected = []
     supported = []
     for config in family_configs:
-        violation = config.supports(m, n, k, l, out_dtype)
+        violation = config.supports(m, n, k, l, out_dtype, alpha_per_column)
         if violation is None:
             supported.append(config)
         else:
@@ -192,7 +201,7 @@ def _check_split(config: Config, split_k: int, k: int) -> None:
 
 def _from_tuned_table(
     m: int, n: int, k: int, l: int, out_dtype: str, sm_major: int, gpu_name: Optional[str], tables: tuple[Path, ...],
-    format: str,
+    format: str, alpha_per_column: bool,
 ) -> Optional[Resolution]:
     if gpu_name is None or not tables:
         return None
@@ -205,8 +214,9 @@ def _from_tuned_table(
     except KeyError:
         return None  # a table from an older build: the model decides
     split_k = int(best.get("split_k", 1))
-    if config.sm_major != sm_major or config.format != format or config.supports(m, n, k, l, out_dtype) is not None:
-        return None  # a config of another family or format, or one that cannot run the shape: the model decides
+    if (config.sm_major != sm_major or config.format != format
+            or config.supports(m, n, k, l, out_dtype, alpha_per_column) is not None):
+        return None  # a config of another family or format, or one that cannot run the call: the model decides
     if not 1 <= split_k <= config.max_split_k(k):
         return None
     reason = (
@@ -229,28 +239,34 @@ def _resolve(
     gpu_name: Optional[str] = None,
     tables: tuple[Path, ...] = (),
     format: str = "nvfp4",
+    alpha_per_column: bool = False,
 ) -> Resolution:
-    family_configs = candidates(sm_major, format)
-    if not family_configs and candidates(sm_major):
-        raise ValueError(f"the config table has no {format} configs for compute capability {sm_major}.x")
-    if not family_configs:
+    family_rows = [c for c in _table().configs if c.sm_major == sm_major]
+    if not family_rows:
         covered = ", ".join(f"{f.name} (compute capability {f.sm_major}.x)" for f in families.FAMILIES)
         raise UnsupportedDeviceError(
             f"no kernel family for compute capability {sm_major}.x; the config table covers {covered}"
         )
+    if not any(c.format == format for c in family_rows):
+        raise ValueError(f"the config table has no {format} configs for compute capability {sm_major}.x")
     if pinned is not None:
         config = pinned_config(pinned, sm_major)
         if config.format != format:
             raise ValueError(f"config {pinned!r} runs the {config.format} format; this call is {format}")
-        violation = config.supports(m, n, k, l, out_dtype)
+        violation = config.supports(m, n, k, l, out_dtype, alpha_per_column)
         if violation is not None:
             raise ValueError(f"config {pinned!r} cannot run M={m} N={n} K={k} L={l} {out_dtype}: {violation}")
         why = "pinned by the caller"
     else:
-        tuned = _from_tuned_table(m, n, k, l, out_dtype, sm_major, gpu_name, tables, format)
+        tuned = _from_tuned_table(m, n, k, l, out_dtype, sm_major, gpu_name, tables, format, alpha_per_column)
         if tuned is not None:
             return tuned
-        config, why = _pick(family_configs, m, n, k, l, out_dtype, sm_count)
+        family_configs = candidates(sm_major, format, alpha_per_column)
+        if not family_configs:  # the format has rows, none for this kind of alpha (in practice: a vector one)
+            raise ValueError(
+                f"no {format} config of the {family_rows[0].family} family takes this alpha; {per_column_alpha_home()}"
+            )
+        config, why = _pick(family_configs, m, n, k, l, out_dtype, sm_count, alpha_per_column)
     split_k, split_why = _split_for(config, m, n, k, l, out_dtype, sm_count)
     reason = f"M={m} N={n} K={k} L={l} {out_dtype} -> {config.name}, {split_why}: {why}; {config.why}"
     return Resolution(config=config, split_k=split_k, reason=reason)

@@ -74,7 +74,8 @@ struct KernelEntry {
   // row-major over (l, rows, k / 16), written to `offsets`.
   void (*scale_offsets)(ScaleOperand, int rows, int k, int l, std::int64_t* offsets);
   // host_reference: CUTLASS's host GEMM on host copies of the operands (problem pointers are host
-  // pointers; problem.alpha is ignored in favour of `alpha`), float64 accumulation, float64 output
+  // pointers; problem.alpha is ignored in favour of `alpha`, except by column_alpha kernels, which read
+  // its n values through their own epilogue arguments), float64 accumulation, float64 output
   // written through the output stride the launcher builds into `out` ((l, m, n) elements).
   void (*host_reference)(const GemmProblem&, double alpha, double* out);
 
@@ -92,6 +93,11 @@ struct KernelEntry {
   // maxDynamicSharedMemorySize attribute in the current device's context (-1: unreadable).
   int dynamic_smem_bytes = 0;
   int (*dynamic_smem_attribute)() = nullptr;
+
+  // The kernel reads alpha as n values, out[l, m, n] scaled by alpha[n], never as one (the sm100 rows
+  // marked per_column_alpha in csrc/configs.toml). Families whose every kernel takes either say so in
+  // the generated families.h (takes_per_column_alpha).
+  bool column_alpha = false;
 };
 
 }  // namespace nvfp4_gemm

@@ -13,6 +13,12 @@
 // the user's row-major (M, N) output. Both operands stay K-major and both scale tensors keep their
 // blocked layout (SFA and SFB share one atom), so nothing is copied or transposed.
 //
+// Per-column-alpha variants (rows marked per_column_alpha) scale out[l, m, n] by alpha[n], an (N,) fp32
+// vector shared by every batch (fused projections: each partition keeps its own global scale), through
+// CUTLASS's per-column (swap-AB: per-row, the kernel's M being the user's N) alpha epilogue with no
+// source and no bias: alpha[n] * acc is one fp32 operation, then the conversion to the output, as the
+// single-alpha epilogue's fp32 multiply. They take a vector alpha only.
+//
 // Stream-K variants use CUTLASS's stream-K tile scheduler: split_k = 1 spreads the K iterations of
 // all tiles evenly over the SMs (stream-K), split_k > 1 cuts every tile's K range into that many
 // splits; both reduce deterministically (partials summed in a fixed order) in the workspace.
@@ -33,6 +39,8 @@
 #include <cutlass/cutlass.h>
 #include <cutlass/detail/sm100_blockscaled_layout.hpp>
 #include <cutlass/epilogue/collective/collective_builder.hpp>
+#include <cutlass/epilogue/fusion/operations.hpp>
+#include <cutlass/epilogue/thread/activation.h>
 #include <cutlass/gemm/collective/collective_builder.hpp>
 #include <cutlass/gemm/device/gemm_universal_adapter.h>
 #include <cutlass/gemm/dispatch_policy.hpp>
@@ -75,8 +83,9 @@ struct BlockScaledSchedule {
 };
 
 template <int TileM, int TileN, int TileK, int ClusterM, int ClusterN, class ElementOut, bool StreamK,
-          bool SwapAB, class OperandA, class OperandB>
+          bool SwapAB, class OperandA, class OperandB, bool PerColumnAlpha>
 struct BlockScaledGemm {
+  static constexpr bool kColumnAlpha = PerColumnAlpha;
   // CUTLASS 4.2: a 1SM MMA tile has M = 128, a 2SM tile (a CTA pair) has M = 256.
   static constexpr bool kTwoSm = TileM == 256;
   static_assert(TileM == 128 || TileM == 256, "sm100 block-scaled MMA tile M is 128 (1SM) or 256 (2SM)");
@@ -105,11 +114,21 @@ struct BlockScaledGemm {
   using EpilogueSchedule = std::conditional_t<kTwoSm, cutlass::epilogue::TmaWarpSpecialized2Sm,
                                               cutlass::epilogue::TmaWarpSpecialized1Sm>;
 
-  // ElementC = void: D = alpha * acc, no source tensor is read.
+  // ElementC = void: D = alpha * acc, no source tensor is read. One alpha: the builder's default
+  // LinearCombination. Per column: the user's N is the kernel's N (a row vector broadcast down the
+  // tile's rows) or, swapped, the kernel's M (a column vector); the bias pointer stays null (zero).
+  using OneAlpha = cutlass::epilogue::fusion::LinearCombination<ElementOut, ElementAccumulator, void, ElementAccumulator>;
+  using ColumnAlpha = std::conditional_t<
+      SwapAB,
+      cutlass::epilogue::fusion::PerRowLinCombPerRowBiasEltAct<cutlass::epilogue::thread::Identity, ElementOut,
+                                                               ElementAccumulator, ElementOut, void, ElementAccumulator>,
+      cutlass::epilogue::fusion::PerColLinCombPerColBiasEltAct<cutlass::epilogue::thread::Identity, ElementOut,
+                                                               ElementAccumulator, ElementOut, void, ElementAccumulator>>;
+  using FusionOp = std::conditional_t<PerColumnAlpha, ColumnAlpha, OneAlpha>;
   using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm100, cutlass::arch::OpClassBlockScaledTensorOp, MmaTileShape, ClusterShape,
       cutlass::epilogue::collective::EpilogueTileAuto, ElementAccumulator, ElementAccumulator,
-      void, LayoutD, kAlignmentD, ElementOut, LayoutD, kAlignmentD, EpilogueSchedule>::CollectiveOp;
+      void, LayoutD, kAlignmentD, ElementOut, LayoutD, kAlignmentD, EpilogueSchedule, FusionOp>::CollectiveOp;
 
   using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm100, cutlass::arch::OpClassBlockScaledTensorOp, KernelA, LayoutA,
@@ -158,6 +177,14 @@ struct BlockScaledGemm {
     args.epilogue.dD = cutlass::make_cute_packed_stride(StrideD{}, cute::make_shape(kernel_m, kernel_n, p.l));
     args.epilogue.thread.alpha = 1.0f;  // used only when alpha_ptr is null
     args.epilogue.thread.beta = 0.0f;
+    if constexpr (PerColumnAlpha) {
+      // alpha_ptr holds the user's N values, one per output column; batch stride 0: every batch shares them
+      if constexpr (SwapAB) {
+        args.epilogue.thread.dAlpha = {true, cute::_0{}, 0};
+      } else {
+        args.epilogue.thread.dAlpha = {cute::_0{}, true, 0};
+      }
+    }
     set_addresses(args, p);
 
     if constexpr (StreamK) {

@@ -65,10 +65,26 @@ void host_reference(const GemmProblem& p, double alpha, double* out) {
   cutlass::reference::host::GettBlockScalingMainloopParams<double, decltype(tensor_a), decltype(tensor_sfa),
                                                            decltype(tensor_b), decltype(tensor_sfb)>
       mainloop{tensor_a, tensor_sfa, tensor_b, tensor_sfb};
+  // A per-column-alpha kernel: the sums first (alpha 1), then each element times the alpha the epilogue
+  // arguments route to it (below).
   cutlass::reference::host::GettBlockScalingEpilogueParams<double, double, double, decltype(tensor_c),
                                                            decltype(tensor_d)>
-      epilogue{alpha, 0.0, tensor_c, tensor_d};
+      epilogue{Kernel::kColumnAlpha ? 1.0 : alpha, 0.0, tensor_c, tensor_d};
   cutlass::reference::host::Gemm3x(mainloop, epilogue);
+  if constexpr (Kernel::kColumnAlpha) {
+    // alpha from the arguments the device receives: its pointer (problem.alpha, a host pointer here) and
+    // the broadcast strides over the kernel's (M, N, L), or, with a null pointer, the scalar the epilogue
+    // falls back to; `alpha` is not consulted. A misrouted pointer or stride moves the factors.
+    const auto& thread = args.epilogue.thread;
+    const auto& stride = thread.dAlpha;
+    for (int batch = 0; batch < p.l; ++batch)
+      for (int i = 0; i < m; ++i)
+        for (int j = 0; j < n; ++j) {
+          const std::int64_t at = i * std::int64_t(get<0>(stride)) + j * std::int64_t(get<1>(stride)) +
+                                  batch * std::int64_t(get<2>(stride));
+          tensor_d(i, j, batch) *= double(thread.alpha_ptr != nullptr ? thread.alpha_ptr[at] : thread.alpha);
+        }
+  }
 }
 
 // The registry entry for one instantiation; the generator emits one call per (config, out dtype), with
@@ -87,7 +103,8 @@ constexpr KernelEntry make_entry(const char* config_name, OutDtype out_dtype, in
                      Kernel::kPipelineStages,
                      &Kernel::prepare,
                      Kernel::kDynamicSmemBytes,
-                     &Kernel::dynamic_smem_attribute};
+                     &Kernel::dynamic_smem_attribute,
+                     Kernel::kColumnAlpha};
 }
 
 }  // namespace nvfp4_gemm::sm100
