@@ -149,10 +149,12 @@ struct BlockScaledGemm {
   using ElementData = typename ElementAB::DataType;
   using ElementScale = typename ElementAB::ScaleFactorType;
   // What the shared host-proof hooks (sm100/host_proof.hpp) read of every block-scaled launcher: each
-  // operand's data type (NVFP4 here for both) and the values per scale.
+  // operand's data type (NVFP4 here for both), the values per scale, and whether the epilogue takes one
+  // alpha per output column (not in this family).
   using ElementDataA = ElementData;
   using ElementDataB = ElementData;
   static constexpr int kValuesPerScale = ScaleConfig::SFVecSize;
+  static constexpr bool kColumnAlpha = false;
   static constexpr int kPipelineStages = CollectiveMainloop::DispatchPolicy::Stages;
   static constexpr int kSharedMemoryBytes = GemmKernel::SharedStorageSize;
   static_assert(kSharedMemoryBytes <= cutlass::arch::sm120_smem_capacity_bytes,
