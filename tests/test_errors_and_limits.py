@@ -173,12 +173,12 @@ def shape(m, n, k, l):
 
 
 def test_sm90_grid_is_what_the_launcher_launches():
-    direct = config("sm90_direct_16x128x64_splitk")
+    direct = config("sm90_direct_16x128x128_splitk")
     assert _checks.launch_grid(direct, m=17, n=136, l=3, split_k=4) == (2, 2, 12)
 
 
 @pytest.mark.parametrize(
-    "name", ["sm90_direct_16x128x64_splitk", "sm90_wgmma_64x256x128_prepass_splitk", "sm90_wgmma_256x128x128_prepass_splitk"]
+    "name", ["sm90_direct_16x128x128_splitk", "sm90_wgmma_64x256x128_prepass_splitk", "sm90_wgmma_256x128x128_prepass_splitk"]
 )
 def test_sm90_grid_limits(name):
     cfg = config(name)
@@ -239,7 +239,7 @@ def test_sm100_scale_bytes_limit():
 def test_a_grid_past_the_limit_is_an_error_on_the_cpu_path_too():
     a, b, sa, sb, _ = operands(1, 8, 32, 70000, seed=7)
     with pytest.raises(ValueError, match=r"gridDim.z = L \* split_k exceeds CUDA's limit of 65535"):
-        nvfp4_gemm.gemm(a, b, sa, sb, config="sm90_direct_16x128x64_splitk")
+        nvfp4_gemm.gemm(a, b, sa, sb, config="sm90_direct_16x128x128_splitk")
 
 
 # 6. config= and split_k= are validated on every device ---------------------------------------------
@@ -273,7 +273,7 @@ def test_the_config_alone_bounds_split_k():
     """The bound is the config's (one split per K tile): the direct sm90 config (K tile 64) splits K = 1024
     into 16, beyond ceil(K / 128) = 8, the bound gemm once applied to every config."""
     a, b, sa, sb, _ = operands(16, 32, 1024, seed=10)
-    direct = "sm90_direct_16x128x64_splitk"
+    direct = "sm90_direct_16x128x128_splitk"
     assert nvfp4_gemm.resolver._table().by_name(direct).max_split_k(1024) == 16
     got = nvfp4_gemm.gemm(a, b, sa, sb, config=direct, split_k=16)
     assert torch.equal(got, formats.reference_gemm(a, b, sa, sb))
@@ -286,7 +286,7 @@ def test_the_config_alone_bounds_split_k():
 def test_a_config_of_another_architecture_says_which():
     with pytest.raises(ValueError, match=r"is a sm100 kernel \(compute capability 10.x\) and this GPU has compute capability 9.x"):
         nvfp4_gemm.resolver.pinned_config("sm100_1sm_128x128x256_c1x1", sm_major=9)
-    assert nvfp4_gemm.resolver.pinned_config("sm90_direct_16x128x64_splitk", sm_major=9).family == "sm90"
+    assert nvfp4_gemm.resolver.pinned_config("sm90_direct_16x128x128_splitk", sm_major=9).family == "sm90"
 
 
 # 7. and 8. the command line ---------------------------------------------------------------------------
@@ -460,7 +460,7 @@ def test_empty_problems_on_the_gpu_launch_nothing(m, n, k, l, monkeypatch):
 
 def test_gpu_batch_past_the_grid_is_an_error_before_the_launch_and_the_boundary_runs():
     device = hopper_or_skip()
-    direct = "sm90_direct_16x128x64_splitk"
+    direct = "sm90_direct_16x128x128_splitk"
     a, b, sa, sb, _ = (t.to(device) if t is not None else None for t in operands(1, 8, 32, 65536, seed=21))
     with pytest.raises(ValueError, match=r"gridDim.z = L \* split_k exceeds CUDA's limit of 65535"):
         nvfp4_gemm.gemm(a, b, sa, sb)  # the resolver's config, whichever: every sm90 grid has z = L * split_k
@@ -475,7 +475,7 @@ def test_gpu_batch_past_the_grid_is_an_error_before_the_launch_and_the_boundary_
 
 def test_gpu_rows_past_the_grid_is_an_error_and_the_boundary_runs():
     device = hopper_or_skip()
-    direct = "sm90_direct_16x128x64_splitk"  # 16 token rows per CTA along gridDim.y
+    direct = "sm90_direct_16x128x128_splitk"  # 16 token rows per CTA along gridDim.y
     largest = 65535 * 16
     a, b, sa, sb, _ = operands(largest + 1, 8, 32, seed=22)
     a, b, sb = a.to(device), b.to(device), sb.to(device)

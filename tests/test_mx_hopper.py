@@ -64,10 +64,10 @@ def test_pinned_sm90_configs_take_only_their_format(fmt):
     """On the CPU a pinned sm90 MX row gives the reference (the format and shape checks run as on a GPU);
     another format's row, and this row for another format, are errors naming both."""
     ops = random_operands(7, 24, 96, 3, seed=1, format=fmt)
-    own = f"sm90_direct_16x128x64_splitk_{fmt}"
+    own = f"sm90_direct_16x128x128_splitk_{fmt}"
     got = nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, config=own)
     assert torch.equal(got, reference_gemm(ops.a, ops.b, ops.a_scale, ops.b_scale))
-    for other in ("sm90_direct_16x128x64_splitk", "sm90_wgmma_64x128x128_prepass_splitk_bf16xmxfp4"):
+    for other in ("sm90_direct_16x128x128_splitk", "sm90_wgmma_64x128x128_prepass_splitk_bf16xmxfp4"):
         other_format = load_table().by_name(other).format
         with pytest.raises(ValueError, match=rf"config '{other}' runs the {other_format} format; this call is {fmt}"):
             nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, config=other)

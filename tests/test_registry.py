@@ -62,12 +62,12 @@ def test_lookup_is_by_name_and_unknown_names_fail():
             "runs stream-K data-parallel for tile N = 192",
         ),
         (
-            {"family": "sm90", "tile": [16, 128, 64], "mma": "direct", "swap_ab": True, "name": "sm90_direct_16x128x64_splitk"},
+            {"family": "sm90", "tile": [16, 128, 128], "mma": "direct", "swap_ab": True, "name": "sm90_direct_16x128x128_splitk"},
             "the sm90 family has no swap_ab option",
         ),
         (
-            {"family": "sm90", "tile": [16, 128, 128], "mma": "direct", "name": "sm90_direct_16x128x128_splitk"},
-            r"the sm90 direct kernel's tile must be one of \[\[16, 128, 64\]\]",
+            {"family": "sm90", "tile": [16, 128, 64], "mma": "direct", "name": "sm90_direct_16x128x64_splitk"},
+            r"the sm90 direct kernel's tile must be one of \[\[16, 128, 128\]\]",
         ),
         (
             {"family": "sm90", "tile": [256, 256, 128], "mma": "wgmma", "name": "sm90_wgmma_256x256x128_prepass_splitk"},

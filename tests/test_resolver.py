@@ -117,8 +117,8 @@ def test_hopper_decode_takes_the_direct_kernel(m):
 def test_hopper_direct_split_model():
     # 17 x 7168 x 7168 is not decode: the wgmma configs take it
     assert hopper_resolution(17, 7168, 7168).config.mma == "wgmma"
-    # K = 128 has 2 chunks of 64: no split (each split needs >= 4 chunks)
-    assert hopper_resolution(16, 7168, 128).split_k == 1
+    # K = 384 has 3 chunks of 128: no split (each split needs >= 4 chunks)
+    assert hopper_resolution(16, 7168, 384).split_k == 1
     # enough tiles to fill the GPU's 264 CTA slots: no split
     assert hopper_resolution(16, 40960, 7168).split_k == 1
 
@@ -128,8 +128,8 @@ def test_pinned_config_is_checked():
 
     with pytest.raises(ValueError, match=r"is a sm100 kernel \(compute capability 10.x\) and this GPU has compute capability 9.x"):
         resolver._resolve(128, 128, 128, 1, "float16", 9, 132, "sm100_1sm_128x128x256_c1x1")
-    pinned = resolver._resolve(128, 256, 1024, 1, "float16", 9, 132, "sm90_direct_16x128x64_splitk")
-    assert pinned.config.name == "sm90_direct_16x128x64_splitk" and "pinned" in pinned.reason
+    pinned = resolver._resolve(128, 256, 1024, 1, "float16", 9, 132, "sm90_direct_16x128x128_splitk")
+    assert pinned.config.name == "sm90_direct_16x128x128_splitk" and "pinned" in pinned.reason
     # a pinned stream-K config still gets the model's split count for it
     pinned = resolver._resolve(128, 256, 16384, 1, "float16", 10, 148, "sm100_1sm_128x128x256_c1x1_streamk")
     assert "pinned" in pinned.reason and "(B200 model's best for this config)" in pinned.reason
@@ -187,7 +187,7 @@ def test_a_pinned_config_must_take_the_calls_alpha():
         nvfp4_gemm.resolve(256, 1024, 512, config=column)
     assert nvfp4_gemm.resolve(256, 1024, 512, config=column, alpha_per_column=True).name == column
     # a row of a family whose every kernel takes both
-    assert load_table().by_name("sm90_direct_16x128x64_splitk").alpha_violation(True) is None
+    assert load_table().by_name("sm90_direct_16x128x128_splitk").alpha_violation(True) is None
 
 
 def test_a_vector_alpha_without_a_row_for_it_is_a_clear_error():

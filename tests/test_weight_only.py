@@ -98,7 +98,7 @@ def test_a_family_without_weight_only_kernels_names_the_route():
                                                   r"activations='mxfp4'.*format='mxfp4'"):
         check_format_supported(families.by_name("sm90"), mx_shape)
     with pytest.raises(ValueError, match=r"runs the nvfp4 format; this call is bf16xnvfp4"):
-        nvfp4_gemm.gemm(ops.a, ops.b, None, ops.b_scale, config="sm90_direct_16x128x64_splitk")
+        nvfp4_gemm.gemm(ops.a, ops.b, None, ops.b_scale, config="sm90_direct_16x128x128_splitk")
 
 
 # --- Hopper --------------------------------------------------------------------------------------

@@ -154,10 +154,10 @@ FAMILIES = (
         element_spelling="cuda",
         # wgmma: [tokens, weight rows, K stage]; the accumulators, tokens x weight rows / 256 FP32 per
         # consumer thread, must fit in registers, so at most 128 x 256 or 256 x 128. direct (decode): 16
-        # tokens x 128 weight rows per CTA, K in chunks of 64, its split-K unit.
+        # tokens x 128 weight rows per CTA, K in chunks of 128, its split-K unit.
         tiles={
             "wgmma": ((64, 128, 128), (128, 128, 128), (256, 128, 128), (64, 256, 128), (128, 256, 128)),
-            "direct": ((16, 128, 64),),
+            "direct": ((16, 128, 128),),
         },
         # "prepass": the wgmma kernel reads tokens dequantized once per call (names of tuned tables
         # measured with the in-CTA kernels of Hopper v3-v5 stay unknown instead of meaning another kernel)

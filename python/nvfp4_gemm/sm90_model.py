@@ -16,7 +16,7 @@ __all__ = ["grid_y_rows", "launch_grid", "pick", "split_for", "wgmma_terms", "wg
 
 # direct decode kernel (csrc/include/nvfp4_gemm/sm90/direct_gemm.cuh): __launch_bounds__(256, 2), 64 KB of
 # shared memory -> 2 resident CTAs per SM; a split should fill its loads in flight, so it gets at least 4 K
-# chunks of 64. The split fills the SMs' CTA slots.
+# chunks of 128. The split fills the SMs' CTA slots.
 DIRECT_CTAS_PER_SM = 2
 DIRECT_MIN_CHUNKS_PER_SPLIT = 4
 

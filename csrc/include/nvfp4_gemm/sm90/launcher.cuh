@@ -176,7 +176,7 @@ struct DequantGemm {
     }
     const int split_k = ctx.split_k;
     if (split_k > (p.k + kSplitUnitK - 1) / kSplitUnitK) {
-      return {false, "split_k larger than the number of K stages (128 elements; 64 for the direct kernel)"};
+      return {false, "split_k larger than the number of K stages (128 elements)"};
     }
     if (workspace_bytes(p, ctx.device_id, ctx.sm_count, split_k) > ctx.workspace_capacity) {
       return {false, "workspace smaller than the kernel needs"};
