@@ -1,5 +1,7 @@
 // Probe: does the direct kernel's weight access pattern (8 rows x 32 B per warp load, rows K/2 apart)
 // cap DRAM throughput, and would a fragment-ordered layout (a warp's chunk = 512 contiguous bytes) fix it?
+// Build and run on a Hopper GPU: nvcc -O3 -arch=sm_90a -std=c++17 -o probe weight_access_probe.cu && ./probe
+// (docs/perf_notes.md "Hopper v7" has its H200 output).
 #include <cstdio>
 #include <cstdint>
 #include <vector>
