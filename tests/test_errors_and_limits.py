@@ -270,15 +270,15 @@ def test_split_k_is_checked_against_the_pinned_config_on_the_cpu():
 
 
 def test_the_config_alone_bounds_split_k():
-    """The bound is the config's (one split per K tile): the direct sm90 config (K tile 64) splits K = 1024
-    into 16, beyond ceil(K / 128) = 8, the bound gemm once applied to every config."""
+    """The bound is the config's (one split per K tile): a stream-K sm100 config (K tile 256) splits K = 1024
+    into at most 4, below ceil(K / 128) = 8, the bound gemm once applied to every config."""
     a, b, sa, sb, _ = operands(16, 32, 1024, seed=10)
-    direct = "sm90_direct_16x128x128_splitk"
-    assert nvfp4_gemm.resolver._table().by_name(direct).max_split_k(1024) == 16
-    got = nvfp4_gemm.gemm(a, b, sa, sb, config=direct, split_k=16)
+    streamk = "sm100_1sm_128x64x256_c1x1_streamk"
+    assert nvfp4_gemm.resolver._table().by_name(streamk).max_split_k(1024) == 4
+    got = nvfp4_gemm.gemm(a, b, sa, sb, config=streamk, split_k=4)
     assert torch.equal(got, formats.reference_gemm(a, b, sa, sb))
-    with pytest.raises(ValueError, match=rf"^split_k=17: config '{direct}' splits K=1024 into at most 16 parts"):
-        nvfp4_gemm.gemm(a, b, sa, sb, config=direct, split_k=17)
+    with pytest.raises(ValueError, match=rf"^split_k=5: config '{streamk}' splits K=1024 into at most 4 parts"):
+        nvfp4_gemm.gemm(a, b, sa, sb, config=streamk, split_k=5)
     # without config= the CPU checks the type only: which kernel would split is the GPU's choice
     assert torch.equal(nvfp4_gemm.gemm(a, b, sa, sb, split_k=16), got)
 

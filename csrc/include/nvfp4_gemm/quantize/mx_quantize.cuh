@@ -18,6 +18,7 @@ struct MxRecipe {
   static constexpr int kBlock = Block::kValuesPerScale;
   static constexpr int kCodeBits = Element::kBits;
   static constexpr bool kGlobalScale = false;
+  static constexpr bool kScaleTable = false;
   static constexpr int kScaleBias = 127;  // a ue8m0 byte c is 2^(c - 127)
   static constexpr int kMinShared = -kScaleBias;
   struct Context {};
@@ -29,18 +30,16 @@ struct MxRecipe {
   // (floor(log2) <= 127 for a finite amax, emax >= 2). Scale byte e + 127; code_i = sign |
   // round(|x_i| * 2^-e), the multiply by a power of two exact (or far below the format's half step).
   // A non-finite block: NaN scale byte, codes 0.
-  NVFP4_HOST_DEVICE static std::uint32_t quantize(const float (&v)[kBlock], std::uint32_t amax_bits, const Context&,
-                                                  std::uint32_t (&words)[kBlock * kCodeBits / 32]) {
+  static constexpr int kWords = kBlock * kCodeBits / 32;
+  NVFP4_HOST_DEVICE static std::uint32_t quantize(const float (&v)[kBlock], std::uint32_t amax_bits,
+                                                  const std::uint32_t (&signs)[kWords], const Context&,
+                                                  std::uint32_t (&words)[kWords]) {
     if (amax_bits > kMaxFiniteBits) return Block::kScaleNanCode;
     const int floor_log2 = static_cast<int>(amax_bits >> 23) - 127;  // amax_bits has no sign bit
     const int shared = floor_log2 - Element::kEmax > kMinShared ? floor_log2 - Element::kEmax : kMinShared;
     const float inverse = bits_float(static_cast<std::uint32_t>(127 - shared) << 23);  // exponent field 2..254
-    constexpr std::uint32_t kSign = 1u << (kCodeBits - 1);
-    for (int i = 0; i < kBlock; ++i) {
-      const std::uint32_t sign = (float_bits(v[i]) >> (32 - kCodeBits)) & kSign;
-      const std::uint32_t code = round_magnitude<Rounding>(mul_rn(fabsf(v[i]), inverse)).code | sign;
-      words[i * kCodeBits / 32] |= code << (i * kCodeBits % 32);
-    }
+    // amax * inverse lies in [2^emax, 2^(emax + 1)): a quarter of the blocks reach the clamp, so no test
+    encode_magnitudes<Rounding, kCodeBits, true>(v, inverse, signs, words);
     return static_cast<std::uint32_t>(shared + kScaleBias);
   }
 };

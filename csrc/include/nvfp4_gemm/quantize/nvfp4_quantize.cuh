@@ -19,6 +19,9 @@ struct GlobalScale {
   float scale;
   float scale_over_6;  // fp32(gs / 6): a block's scale is e4m3(amax_block * scale_over_6)
   bool valid;          // positive and finite; otherwise every block is NaN
+  // On the device: a block's reciprocal r per e4m3 scale code, filled once per CTA by quantize_kernel
+  // (a table lookup instead of a division per block); on the host nullptr: r is divided out per block.
+  const float* reciprocals = nullptr;
 };
 
 // formats.global_scale_from_amax: 2688 / amax, the largest finite fp32 where that overflows, 1 for amax 0.
@@ -56,25 +59,41 @@ struct Nvfp4Recipe {
   static constexpr int kBlock = Block::kValuesPerScale;
   static constexpr int kCodeBits = OperandTraits<OperandFormat::kNvfp4>::Element::kBits;
   static constexpr bool kGlobalScale = true;
+  static constexpr bool kScaleTable = true;
+  static constexpr int kScaleCodes = 127;  // e4m3 codes 0..126: every finite non-negative scale (0x7F is NaN)
   using Context = GlobalScale;
 
   NVFP4_HOST_DEVICE static GlobalScale context(float gs) {
     return {gs, div_rn(gs, Rounding::kMaxValue), gs > 0.0f && gs <= FLT_MAX};
   }
+  // r = min(gs / scale, FLT_MAX), 0 when the scale is 0
+  NVFP4_HOST_DEVICE static float reciprocal(const GlobalScale& gs, float scale) {
+    return scale > 0.0f ? fmin_ordered(div_rn(gs.scale, scale), FLT_MAX) : 0.0f;
+  }
+  NVFP4_HOST_DEVICE static float reciprocal_of_code(const GlobalScale& gs, std::uint32_t code) {
+    return reciprocal(gs, minifloat_value<E4M3>(code));
+  }
 
   // Per block of 16: scale = e4m3(amax * fp32(gs / 6)); r = min(gs / scale, FLT_MAX), 0 when the scale is 0;
   // code_i = sign | e2m1(|x_i| * r). A non-finite block, or any block under an invalid gs: NaN scale, codes 0.
   NVFP4_HOST_DEVICE static std::uint32_t quantize(const float (&v)[kBlock], std::uint32_t amax_bits,
-                                                  const GlobalScale& gs, std::uint32_t (&words)[2]) {
+                                                  const std::uint32_t (&signs)[2], const GlobalScale& gs,
+                                                  std::uint32_t (&words)[2]) {
     if (!gs.valid || amax_bits > kMaxFiniteBits) return Block::kScaleNanCode;
-    const Rounded scale = round_magnitude<E4M3>(mul_rn(bits_float(amax_bits), gs.scale_over_6));
-    const float reciprocal = scale.value > 0.0f ? fmin_ordered(div_rn(gs.scale, scale.value), FLT_MAX) : 0.0f;
-    for (int i = 0; i < kBlock; ++i) {
-      const std::uint32_t sign = (float_bits(v[i]) >> 28) & 0x8u;
-      const std::uint32_t code = round_magnitude<Rounding>(mul_rn(fabsf(v[i]), reciprocal)).code | sign;
-      words[i / 8] |= code << (4 * (i % 8));
-    }
-    return scale.code;
+    const float amax = bits_float(amax_bits);
+    const float scaled = mul_rn(amax, gs.scale_over_6);
+#ifdef __CUDA_ARCH__
+    // the hardware conversion rounds as round_magnitude<E4M3> does (nearest even, subnormals, 448 for
+    // everything above); the GPU tests compare these bytes with the host's
+    const std::uint32_t code = e4m3_code_satfinite(scaled);
+    const float r = gs.reciprocals[code];
+#else
+    const Rounded scale = round_magnitude<E4M3>(scaled);
+    const std::uint32_t code = scale.code;
+    const float r = reciprocal(gs, scale.value);
+#endif
+    encode_block<Rounding, kCodeBits>(v, r, amax, signs, words);
+    return code;
   }
 
 #ifdef __CUDACC__

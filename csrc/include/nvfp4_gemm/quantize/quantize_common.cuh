@@ -2,13 +2,16 @@
 // blocked scale layout, loads of x, the kernel that walks the blocks, its launch shape, and the same
 // walk on the host. A recipe (nvfp4_quantize.cuh, mx_quantize.cuh) says how one block becomes a scale
 // byte and codes, and whether a global scale comes first. Plain CUDA (no architecture-specific
-// instruction but the PDL controls of sm_90+), so the same source serves Hopper and Blackwell.
+// instruction but the PDL controls of sm_90+ and sm_89+'s e4m3 conversion), so the same source serves
+// Hopper and Blackwell.
 //
 // Exactness by construction: every rounding is one IEEE fp32 operation with round-to-nearest-even,
 // written with the _rn intrinsics (never contracted into an FMA), in the order of the Python
 // reference; the rounding to e2m1 and e4m3 is itself one fp32 addition (round_magnitude). The
 // per-block functions run unchanged on the host (quantize_on_host), so the CPU tests prove this
-// arithmetic against the reference; the GPU tests compare the device's bytes.
+// arithmetic against the reference; the GPU tests compare the device's bytes. One device-only step:
+// NVFP4's block scale is the hardware e4m3 conversion and its reciprocal a lookup in a per-CTA table
+// (the host rounds and divides), which the GPU tests' ties and subnormal scales compare too.
 //
 // Work: thread (row, scale column) quantizes one block per step (e.g. one 32-byte read of a bf16
 // NVFP4 block of 16, an 8-byte code write, a scale byte), striding down the rows with the next step's
@@ -97,18 +100,23 @@ NVFP4_HOST_DEVICE float fmin_ordered(float a, float b) { return a < b ? a : b; }
 
 // A small unsigned float format as data (formats.MiniFloat): stored mantissa bits, exponent of the
 // smallest normal, largest finite magnitude code.
-template <int kMantissaBits_, int kMinExponent, std::uint32_t kMaxCode>
+template <int kMantissaBits_, int kMinExponent_, std::uint32_t kMaxCode>
 struct MiniFloat {
   static constexpr int kMantissaBits = kMantissaBits_;
+  static constexpr int kMinExponent = kMinExponent_;
   static constexpr int kMaxExponent = kMinExponent + static_cast<int>(kMaxCode >> kMantissaBits) - 1;
   static constexpr std::uint32_t kFraction = kMaxCode & ((1u << kMantissaBits) - 1);
   static constexpr float kMaxValue =
       (1.0f + static_cast<float>(kFraction) / (1 << kMantissaBits)) * static_cast<float>(1u << kMaxExponent);
   static constexpr std::uint32_t kMinExponentBits = static_cast<std::uint32_t>(kMinExponent + 127) << 23;
+  // the largest value plus half its spacing: magnitudes below it round to at most kMaxValue
+  static constexpr float kRoundsAboveMax =
+      kMaxValue + static_cast<float>(1u << (kMaxExponent - kMantissaBits)) / 2.0f;
 };
 using E2M1 = MiniFloat<1, 0, 0x7>;    // 0 .. 6
 using E4M3 = MiniFloat<3, -6, 0x7E>;  // 0 .. 448 (0x7F is NaN)
 static_assert(E2M1::kMaxValue == 6.0f && E4M3::kMaxValue == 448.0f, "format constants");
+static_assert(E2M1::kRoundsAboveMax == 7.0f && E4M3::kRoundsAboveMax == 464.0f, "format constants");
 
 // The rounding of each element format of dtypes.py (its emax is the MiniFloat's largest exponent).
 template <class Element>
@@ -130,13 +138,14 @@ struct Rounded {
 };
 
 // formats.round_magnitude: `a` >= 0, finite or +inf, to nearest even in Format, saturating at its
-// largest value (clamped to it first). With E = max(exponent of a, min exponent), a + 2^(E + 23 - m)
+// largest value (clamped to it first; kSaturate = false skips the clamp for an `a` known to be below
+// Format::kRoundsAboveMax, which rounds the same). With E = max(exponent of a, min exponent), a + 2^(E + 23 - m)
 // lands in the binade whose fp32 spacing is the format's spacing at a: that one addition is the
 // rounding (subnormals included), and the sum's low bits count its steps above the binade's start.
-template <class Format>
+template <class Format, bool kSaturate = true>
 NVFP4_HOST_DEVICE Rounded round_magnitude(float a) {
   constexpr int kShift = 23 - Format::kMantissaBits;
-  a = fmin_ordered(a, Format::kMaxValue);
+  if constexpr (kSaturate) a = fmin_ordered(a, Format::kMaxValue);
   const std::uint32_t exponent_bits = umax(float_bits(a) & kExponentMask, Format::kMinExponentBits);
   const std::uint32_t magic_bits = exponent_bits + (static_cast<std::uint32_t>(kShift) << 23);
   const float magic = bits_float(magic_bits);
@@ -147,6 +156,54 @@ NVFP4_HOST_DEVICE Rounded round_magnitude(float a) {
                                                                    (Format::kMinExponentBits >> kShift))) +
                              (exponent_bits >> kShift);
   return {code, sub_rn(total, magic)};
+}
+
+// The value of a non-negative code of Format (exact: the code's bits placed in an fp32).
+template <class Format>
+NVFP4_HOST_DEVICE float minifloat_value(std::uint32_t code) {
+  constexpr std::uint32_t kMantissaMask = (1u << Format::kMantissaBits) - 1;
+  const std::uint32_t exponent = code >> Format::kMantissaBits, mantissa = code & kMantissaMask;
+  constexpr int kSubnormalExponent = Format::kMinExponent - Format::kMantissaBits;  // of the mantissa's unit
+  if (exponent == 0) return static_cast<float>(mantissa) * bits_float(static_cast<std::uint32_t>(kSubnormalExponent + 127) << 23);
+  return bits_float((static_cast<std::uint32_t>(Format::kMinExponent + static_cast<int>(exponent) - 1 + 127) << 23) |
+                    (mantissa << (23 - Format::kMantissaBits)));
+}
+
+#ifdef __CUDA_ARCH__
+// e4m3 code of a >= 0 (finite or +inf) to nearest even, saturating at 448: one conversion (sm_89 and up)
+__device__ __forceinline__ std::uint32_t e4m3_code_satfinite(float a) {
+  unsigned short pair;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(pair) : "f"(0.0f), "f"(a));
+  return pair & 0xFFu;
+}
+#endif
+
+// A block's codes: code i = sign_i | Format(|v_i| * factor), kCodeBits each, packed little-endian into
+// words (element i of word w at bit kCodeBits * i); `signs` holds the sign bits already in place.
+// One multiply and one rounding per element; the clamp at the format's largest value is skipped when
+// the block's largest magnitude times the factor stays below Format::kRoundsAboveMax (the products are
+// rounded monotonically, so every element's does too), which is almost every block.
+template <class Format, int kCodeBits, bool kSaturate, int kCount, int kWords>
+NVFP4_HOST_DEVICE void encode_magnitudes(const float (&v)[kCount], float factor, const std::uint32_t (&signs)[kWords],
+                                         std::uint32_t (&words)[kWords]) {
+  constexpr int kPerWord = 32 / kCodeBits;
+  static_assert(kCount == kPerWord * kWords, "whole words of codes");
+  for (int w = 0; w < kWords; ++w) {
+    std::uint32_t packed = 0;  // element i lands kCodeBits * i higher: shift-and-add from the last one
+    for (int i = kPerWord - 1; i >= 0; --i) {
+      packed = (packed << kCodeBits) + round_magnitude<Format, kSaturate>(mul_rn(fabsf(v[w * kPerWord + i]), factor)).code;
+    }
+    words[w] = packed | signs[w];
+  }
+}
+template <class Format, int kCodeBits, int kCount, int kWords>
+NVFP4_HOST_DEVICE void encode_block(const float (&v)[kCount], float factor, float amax,
+                                    const std::uint32_t (&signs)[kWords], std::uint32_t (&words)[kWords]) {
+  if (mul_rn(amax, factor) < Format::kRoundsAboveMax) {
+    encode_magnitudes<Format, kCodeBits, false>(v, factor, signs, words);
+  } else {
+    encode_magnitudes<Format, kCodeBits, true>(v, factor, signs, words);
+  }
 }
 
 // formats.gemm_alpha: 1 / (gs * partner) in float64, rounded once to fp32.
@@ -169,9 +226,14 @@ NVFP4_HOST_DEVICE uint4 load_last_use(const uint4* p) {
 #endif
 }
 
+NVFP4_HOST_DEVICE std::uint32_t vector_word(const uint4& v, int j) {
+  return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
+}
+
 // How 16-byte vectors of each input type become floats (exact: fp16 and bf16 values are fp32
 // values), a block's largest magnitude, and (for the dynamic global scale) a vector's largest finite
-// magnitude as an order-preserving integer key.
+// magnitude as an order-preserving integer key, and the elements' sign bits placed where the codes'
+// signs go (sign_bits: element i of code word w at bit kCodeBits * (i + 1) - 1).
 template <class T>
 struct Elements;
 
@@ -197,6 +259,18 @@ struct Elements<float> {
     return key;
   }
   NVFP4_HOST_DEVICE static float key_value(std::uint32_t key) { return bits_float(key); }
+  template <int kCodeBits, int kVectors, int kWords>
+  NVFP4_HOST_DEVICE static void sign_bits(const uint4 (&raw)[kVectors], std::uint32_t (&signs)[kWords]) {
+    constexpr int kPerWord = 32 / kCodeBits;
+    for (int w = 0; w < kWords; ++w) {
+      std::uint32_t bits = 0;
+      for (int i = 0; i < kPerWord; ++i) {
+        const int e = w * kPerWord + i;
+        bits |= (vector_word(raw[e / 4], e % 4) >> 31) << (kCodeBits * (i + 1) - 1);
+      }
+      signs[w] = bits;
+    }
+  }
   // fp32 bits of the block's largest magnitude (NaN and inf above every finite value)
   template <int kVectors>
   NVFP4_HOST_DEVICE static std::uint32_t block_magnitude_bits(const uint4 (&raw)[kVectors]) {
@@ -244,6 +318,31 @@ struct HalfElements {
     return key;
   }
   NVFP4_HOST_DEVICE static float key_value(std::uint32_t key) { return Derived::half_to_float(key); }
+  // A 32-bit word holds elements 2j (bits 0-15) and 2j + 1 (bits 16-31): their signs are bits 15 and 31.
+  template <int kCodeBits, int kVectors, int kWords>
+  NVFP4_HOST_DEVICE static void sign_bits(const uint4 (&raw)[kVectors], std::uint32_t (&signs)[kWords]) {
+#ifdef __CUDA_ARCH__
+    if constexpr (kCodeBits == 4 && kWords == kVectors) {
+      // a vector's 8 elements are one word of codes: byte k of it takes the signs of elements 2k and 2k + 1,
+      // the top bits of bytes 1 and 3 of the vector's word k; four byte permutes gather them
+      for (int w = 0; w < kWords; ++w) {
+        const std::uint32_t low = __byte_perm(raw[w].x, raw[w].y, 0x7351), high = __byte_perm(raw[w].z, raw[w].w, 0x7351);
+        const std::uint32_t even = __byte_perm(low, high, 0x5410), odd = __byte_perm(low, high, 0x7632);
+        signs[w] = ((even >> 4) & 0x08080808u) | (odd & 0x80808080u);
+      }
+      return;
+    }
+#endif
+    constexpr int kPerWord = 32 / kCodeBits;
+    for (int w = 0; w < kWords; ++w) {
+      std::uint32_t bits = 0;
+      for (int i = 0; i < kPerWord; ++i) {
+        const int e = w * kPerWord + i;
+        bits |= ((vector_word(raw[e / 8], (e % 8) / 2) >> (16 * (e % 2) + 15)) & 1u) << (kCodeBits * (i + 1) - 1);
+      }
+      signs[w] = bits;
+    }
+  }
   template <int kVectors>
   NVFP4_HOST_DEVICE static std::uint32_t block_magnitude_bits(const uint4 (&raw)[kVectors]) {
     constexpr std::uint32_t kMagnitudes = 0x7FFF7FFFu;
@@ -274,7 +373,7 @@ struct Elements<__half> : HalfElements<Elements<__half>> {
 //
 // A Recipe has: kBlock (values per scale), kCodeBits, Block (dtypes.h block format), kGlobalScale
 // (whether a global scale is computed or read first), Context (what every block derives from the
-// global scale) and context(gs), and quantize(v, amax_bits, context, words) -> the scale byte, with the
+// global scale) and context(gs), and quantize(v, amax_bits, signs, context, words) -> the scale byte, with the
 // codes packed into words (code i at bit kCodeBits * i of the block's bytes, little-endian).
 template <class Recipe, class T>
 struct BlockIo {
@@ -317,8 +416,10 @@ struct BlockIo {
     if (inside(p, row, col)) {
       float v[kBlock];
       E::to_float(raw, v);
+      std::uint32_t signs[kWords];
+      E::template sign_bits<Recipe::kCodeBits>(raw, signs);
       std::uint32_t words[kWords] = {};
-      scale_byte = Recipe::quantize(v, E::block_magnitude_bits(raw), context, words);
+      scale_byte = Recipe::quantize(v, E::block_magnitude_bits(raw), signs, context, words);
       store(p, row, col, words);
     }
     p.scale_blocked[blocked_offset(row, col, cols_padded)] = static_cast<std::uint8_t>(scale_byte);
@@ -377,7 +478,15 @@ __global__ void __launch_bounds__(kThreads)
     *p.global_scale_out = gs;
     *p.alpha_out = gemm_alpha(gs, p.partner_global_scale != nullptr ? *p.partner_global_scale : 1.0f);
   }
-  const typename Recipe::Context context = Recipe::context(gs);
+  typename Recipe::Context context = Recipe::context(gs);
+  if constexpr (Recipe::kScaleTable) {
+    __shared__ float reciprocals[Recipe::kScaleCodes];
+    for (int code = threadIdx.x; code < Recipe::kScaleCodes; code += kThreads) {
+      reciprocals[code] = Recipe::reciprocal_of_code(context, code);
+    }
+    __syncthreads();
+    context.reciprocals = reciprocals;
+  }
   const int t = blockIdx.x * kThreads + threadIdx.x;
   if (t >= rows_per_step * cols_padded) return;
   const int col = t % cols_padded;
