@@ -217,10 +217,12 @@ NVFP4_HOST_DEVICE std::size_t blocked_offset(int row, int col, int cols_padded) 
          ((row % 128) / 32) * 4 + col % 4;
 }
 
-// The quantize pass is x's last use: a streaming load on the device.
-NVFP4_HOST_DEVICE uint4 load_last_use(const uint4* p) {
+// A thread reads its block as two or four 16-byte vectors of the same 32-byte sectors: the read-only
+// path keeps each sector in L1 between them, where a streaming load (__ldcs) fetched it from L2 twice
+// (measured on H200: static NVFP4 quantize 73-76 % of a copy's bandwidth with __ldcs, 79 % with __ldg).
+NVFP4_HOST_DEVICE uint4 load_through_l1(const uint4* p) {
 #ifdef __CUDA_ARCH__
-  return __ldcs(p);
+  return __ldg(p);
 #else
   return *p;
 #endif
@@ -394,7 +396,7 @@ struct BlockIo {
   NVFP4_HOST_DEVICE static void load(const QuantizeProblem& p, int row, int col, uint4 (&raw)[kVectors]) {
     if (!inside(p, row, col)) return;
     const uint4* src = reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + first_element(p, row, col));
-    for (int i = 0; i < kVectors; ++i) raw[i] = load_last_use(src + i);
+    for (int i = 0; i < kVectors; ++i) raw[i] = load_through_l1(src + i);
   }
   // 8 bytes (NVFP4) or whole 16-byte vectors (MX) of codes
   NVFP4_HOST_DEVICE static void store(const QuantizeProblem& p, int row, int col, const std::uint32_t (&w)[kWords]) {
