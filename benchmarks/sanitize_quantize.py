@@ -1,4 +1,5 @@
-"""Small quantize cases (formats, dtypes, static and dynamic NVFP4 global scale, rows and K with residues)
+"""Small quantize cases (formats, dtypes, static and dynamic NVFP4 global scale: one pass on small x, amax then quantize
+on large x; rows and K with residues)
 for compute-sanitizer; each is compared bit for bit (every output byte) with the CPU op, the reference.
 Exit status 1 on a mismatch.
     compute-sanitizer --tool memcheck python benchmarks/sanitize_quantize.py
@@ -16,6 +17,7 @@ CASES = [  # (shape, dtype, format, static global scale or None (NVFP4 only))
     ((129, 96), torch.float32, "nvfp4", None),
     ((2, 3, 160), torch.bfloat16, "nvfp4", 2.0),
     ((300, 7168), torch.bfloat16, "nvfp4", None),
+    ((1100, 4096), torch.bfloat16, "nvfp4", None),  # dynamic beyond one co-resident grid: two passes
     ((1, 32), torch.bfloat16, "mxfp4", None),
     ((129, 96), torch.float32, "mxfp8", None),
     ((2, 3, 160), torch.float16, "mxfp4", None),

@@ -5,7 +5,9 @@ device-to-device copy of the same number of bytes timed in the same run:
 - quantize bf16 (8192, 7168), static and dynamic global scale: bytes = read 2MK + write MK/2 + MK/16
   (the blocked scales); `pct_of_copy` = copy time / quantize time (targets: static >= 80 %, dynamic >= 60 %);
 - the MX formats at the same size: bytes = read 2MK + write MK/2 (mxfp4) or MK (mxfp8) + MK/32;
-- decode, M = 1..128 at K = 7168, dynamic (target <= 5 us) and static; MX at M = 1, 16, 128;
+- decode, M = 1..128 at K = 7168, dynamic (target <= 5 us device time) and static; MX at M = 1, 16, 128:
+  the events' time (`device_us`, which carries the events' and launch latency: see the floor row) and
+  the span of the call's kernels on the device (`kernel_span_us`, profiler activity records);
 - NVFP4Linear (dynamic input scale) at M = 16, N = K = 7168: quantize + gemm next to the gemm alone
   on pre-quantized input (target: within 1.3x).
 Every timed quantize is first checked bit for bit against the CPU reference (the CPU op).
@@ -18,7 +20,7 @@ import nvfp4_gemm
 from nvfp4_gemm import formats
 from nvfp4_gemm.dtypes import operand_format
 from nvfp4_gemm.nn import NVFP4Linear
-from nvfp4_gemm.timing import time_cuda
+from nvfp4_gemm.timing import time_cuda, time_kernels
 
 from test_bench_gemm import timed
 
@@ -66,8 +68,9 @@ def time_against_copy(benchmark, fn, nbytes: int, label: str):
 
 def time_decode(benchmark, fn, label: str):
     device_us = time_cuda(fn).median_us
-    benchmark.extra_info.update(device_us=device_us, gpu=torch.cuda.get_device_name())
-    print(f"\nquantize {label}: {device_us:.2f} us")
+    kernel_span_us = time_kernels(fn).median_us
+    benchmark.extra_info.update(device_us=device_us, kernel_span_us=kernel_span_us, gpu=torch.cuda.get_device_name())
+    print(f"\nquantize {label}: {device_us:.2f} us by events, kernels span {kernel_span_us:.2f} us")
     timed(benchmark, fn)
 
 

@@ -561,6 +561,21 @@ def test_split_configs_replay_exactly_from_a_cuda_graph(split_k):
             assert torch.equal(out, eager), f"{config.name} split_k={split_k}: a replay differs from the eager call"
 
 
+def test_kernel_span_timing_covers_every_kernel_of_the_call():
+    cuda_device_or_skip()
+    from nvfp4_gemm.timing import time_cuda, time_kernels
+
+    cycles = 200_000  # torch.cuda._sleep spins this many clock cycles: ~100 us at 2 GHz
+    one = time_kernels(lambda: torch.cuda._sleep(cycles), iters=10).median_us
+    two = time_kernels(lambda: (torch.cuda._sleep(cycles), torch.cuda._sleep(cycles)), iters=10).median_us
+    assert 10 < one and 1.9 * one < two < 2.5 * one, (one, two)  # the span runs from the first kernel to the last
+    tiny = torch.zeros(16, device="cuda")
+    # the events also time the launch and their own latency; the span is the kernel alone
+    assert time_kernels(lambda: tiny.add_(1)).median_us < time_cuda(lambda: tiny.add_(1)).median_us
+    with pytest.raises(RuntimeError, match="launched no device work"):
+        time_kernels(lambda: None, warmup=0, iters=1)
+
+
 def test_harness_timing_checks_every_input_then_times():
     supported_gpu_or_skip()
     from nvfp4_gemm.gpumode import custom_kernel

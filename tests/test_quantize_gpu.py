@@ -115,6 +115,46 @@ def test_repeated_calls_streams_and_graphs():
     assert_bitwise_equal(tuple(t.cpu() for t in static_out), formats.quantize_reference(fresh, gs.cpu()))
 
 
+def device_kernel_names(fn) -> list[str]:
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == DeviceType.CUDA]
+
+
+@pytest.mark.parametrize(
+    "shape,kernels",
+    [
+        ((16, 7168), ["quantize_one_pass_kernel"]),  # decode: a co-resident grid covers every block
+        ((4096, 7168), ["amax_kernel", "quantize_kernel"]),  # beyond it: the amax pass, then the quantize pass
+    ],
+)
+def test_dynamic_scale_takes_one_pass_where_the_grid_covers_x(shape, kernels):
+    device = supported_gpu_or_skip()
+    x_cpu = random_x(shape, torch.bfloat16, seed=shape[0], spread=2.0)
+    x = x_cpu.to(device)
+    nvfp4_gemm.quantize(x)  # the op's first call of a signature may take the Python path
+    names = device_kernel_names(lambda: torch.ops.nvfp4.quantize(x, None, None))
+    ours = [name for name in names if "quantize::detail::" in name]
+    assert len(ours) == len(kernels) and all(f"::{k}<" in name for k, name in zip(kernels, ours)), names
+    # either path under graph capture, replayed on new data
+    stream = torch.cuda.Stream(device)
+    stream.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(stream):
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=stream):
+            out = torch.ops.nvfp4.quantize(x, None, None)
+    torch.cuda.current_stream(device).wait_stream(stream)
+    fresh = random_x(shape, torch.bfloat16, seed=shape[0] + 1, spread=2.0)
+    x.copy_(fresh.to(device))
+    graph.replay()
+    torch.cuda.synchronize(device)
+    assert_bitwise_equal(tuple(t.cpu() for t in out), formats.quantize_reference(fresh))
+
+
 def test_misaligned_x_is_a_clear_error():
     device = supported_gpu_or_skip()
     storage = torch.zeros(64 * 32 + 1, dtype=torch.bfloat16, device=device)

@@ -1,5 +1,9 @@
 """Device timing shared by the benchmarks and `python -m nvfp4_gemm`: CUDA events around each call,
-the L2 cache flushed before every timed call, warm-up first, the median reported."""
+the L2 cache flushed before every timed call, warm-up first, the median reported.
+
+`time_kernels` measures what events cannot resolve for calls of a few microseconds: the span of the
+call's own kernels on the device (first kernel start to last kernel end, from the CUDA profiler's
+activity records), without the event and launch latency that events add to every call."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from typing import Callable
 
 import torch
 
-__all__ = ["Timing", "time_cuda", "geomean", "l2_flush_buffer"]
+__all__ = ["Timing", "time_cuda", "time_kernels", "geomean", "l2_flush_buffer"]
 
 # Larger than the L2 of current GPUs (tens of MB on H100/H200/B200): zeroing it evicts
 # the previous call's operands so each timed call reads them from device memory.
@@ -45,6 +49,49 @@ def time_cuda(fn: Callable[[], object], *, warmup: int = 10, iters: int = 100, f
     torch.cuda.synchronize()
     times = [start.elapsed_time(end) * 1000.0 for start, end in zip(starts, ends)]
     return Timing(median_us=statistics.median(times), min_us=min(times), samples=len(times))
+
+
+def _device_activities(fn: Callable[[], object], repeats: int) -> list:
+    """The CUDA device activities (kernels, memsets, copies) of `repeats` calls of fn, in start order."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(repeats):
+            fn()
+        torch.cuda.synchronize()
+    found = [e for e in prof.events() if e.device_type == DeviceType.CUDA]
+    return sorted(found, key=lambda e: e.time_range.start)
+
+
+def time_kernels(fn: Callable[[], object], *, warmup: int = 10, iters: int = 50) -> Timing:
+    """Median device span of `fn()` in microseconds: from the start of its first kernel to the end of
+    its last, read from the profiler's device activity records, the L2 flushed (and the device idle)
+    before every call. The call must launch the same number of device activities every time, none of
+    them named like the flush's own (a fill)."""
+    flush = l2_flush_buffer()
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    flush_names = {e.name for e in _device_activities(flush.zero_, 1)}
+    per_call = [e for e in _device_activities(fn, 1) if e.name not in flush_names]
+    if not per_call:
+        raise RuntimeError("time_kernels: fn launched no device work")
+
+    def flushed_call():
+        flush.zero_()
+        torch.cuda.synchronize()
+        fn()
+
+    timed = [e for e in _device_activities(flushed_call, iters) if e.name not in flush_names]
+    if len(timed) != iters * len(per_call):
+        raise RuntimeError(f"time_kernels: expected {len(per_call)} device activities per call, "
+                           f"found {len(timed)} over {iters} calls")
+    spans = []
+    for i in range(iters):
+        call = timed[i * len(per_call):(i + 1) * len(per_call)]
+        spans.append(max(e.time_range.end for e in call) - call[0].time_range.start)
+    return Timing(median_us=statistics.median(spans), min_us=min(spans), samples=len(spans))
 
 
 def geomean(values) -> float:

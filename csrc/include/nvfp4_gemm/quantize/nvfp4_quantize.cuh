@@ -4,7 +4,9 @@
 // The dynamic global scale takes one more pass: `amax_kernel` writes one partial max per CTA and
 // the quantize kernel's CTAs reduce those few partials themselves (no atomics, no zeroed memory,
 // deterministic). The amax pass walks x back to front, so the front of x, which the quantize pass
-// reads first, is still in L2. It is launched with programmatic dependent launch too.
+// reads first, is still in L2. It is launched with programmatic dependent launch too. An x that one
+// co-resident grid covers at one block per thread (decode) takes quantize_one_pass_kernel instead:
+// the same partials, a grid-wide barrier, x read once (quantize_common.cuh).
 #pragma once
 
 #include "nvfp4_gemm/quantize/quantize_common.cuh"
@@ -36,20 +38,13 @@ template <class T>
 __global__ void __launch_bounds__(kThreads) amax_kernel(const uint4* x, std::size_t vectors, float* partials) {
   wait_for_predecessor();
   allow_successor();
-  __shared__ std::uint32_t warp_keys[kThreads / 32];
   std::uint32_t key = 0;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kThreads;
 #pragma unroll 4
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x; i < vectors; i += stride) {
     key = umax(key, Elements<T>::finite_key(x[vectors - 1 - i]));
   }
-  key = warp_max(key);
-  if (threadIdx.x % 32 == 0) warp_keys[threadIdx.x / 32] = key;
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    key = warp_max(threadIdx.x < kThreads / 32 ? warp_keys[threadIdx.x] : 0u);
-    if (threadIdx.x == 0) partials[blockIdx.x] = Elements<T>::key_value(key);
-  }
+  write_cta_max<T>(key, partials);
 }
 #endif  // __CUDACC__
 
@@ -101,7 +96,8 @@ struct Nvfp4Recipe {
   __device__ static float device_global_scale(const QuantizeProblem& p, int amax_partials) {
     if (amax_partials == 0) return *p.global_scale;
     std::uint32_t key = 0;  // the partials are non-negative floats: their bits order like their values
-    for (int i = threadIdx.x; i < amax_partials; i += 32) key = umax(key, float_bits(p.amax_partials[i]));
+    // through L2: the one-pass kernel's other CTAs wrote them in this same grid
+    for (int i = threadIdx.x; i < amax_partials; i += 32) key = umax(key, float_bits(__ldcg(p.amax_partials + i)));
     return global_scale_from_amax(bits_float(warp_max(key)));
   }
 
@@ -117,7 +113,7 @@ struct Nvfp4Recipe {
     if (ctas > static_cast<std::size_t>(kMaxAmaxPartials)) ctas = kMaxAmaxPartials;
     if (ctas < 1) ctas = 1;
     *partials = static_cast<int>(ctas);
-    return launch_with_pdl(amax_kernel<T>, *partials, stream, static_cast<const uint4*>(p.x), vectors, p.amax_partials);
+    return launch_with_pdl(amax_kernel<T>, *partials, stream, false, static_cast<const uint4*>(p.x), vectors, p.amax_partials);
   }
 #endif  // __CUDACC__
 

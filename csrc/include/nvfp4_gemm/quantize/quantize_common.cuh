@@ -22,6 +22,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cooperative_groups.h>
 #include <cuda_runtime_api.h>
 
 #include <cfloat>
@@ -459,13 +460,24 @@ __device__ __forceinline__ std::uint32_t warp_max(std::uint32_t v) {
   return v;
 }
 
-// amax_partials > 0: the recipe's dynamic global scale from that many partials (Recipe::device_global_scale).
-template <class Recipe, class T>
-__global__ void __launch_bounds__(kThreads)
-    quantize_kernel(QuantizeProblem p, int amax_partials, int rows_per_step, int cols_padded, int rows_padded) {
-  using Io = BlockIo<Recipe, T>;
-  wait_for_predecessor();
-  allow_successor();
+// One CTA's max of its threads' finite keys, as a float, into partials[blockIdx.x].
+template <class T>
+__device__ void write_cta_max(std::uint32_t key, float* partials) {
+  __shared__ std::uint32_t warp_keys[kThreads / 32];
+  key = warp_max(key);
+  if (threadIdx.x % 32 == 0) warp_keys[threadIdx.x / 32] = key;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    key = warp_max(threadIdx.x < kThreads / 32 ? warp_keys[threadIdx.x] : 0u);
+    if (threadIdx.x == 0) partials[blockIdx.x] = Elements<T>::key_value(key);
+  }
+}
+
+// What every block of the CTA derives from the global scale: gs from the recipe (static, or dynamic
+// from amax_partials partial maxima: Recipe::device_global_scale) or 1 (MX), written out with alpha by
+// CTA 0, and the reciprocal table when the recipe has one.
+template <class Recipe>
+__device__ typename Recipe::Context cta_context(const QuantizeProblem& p, int amax_partials) {
   float gs = 1.0f;  // no global scale: 1 (MX)
   if constexpr (Recipe::kGlobalScale) {
     __shared__ float block_gs;
@@ -489,6 +501,18 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     context.reciprocals = reciprocals;
   }
+  return context;
+}
+
+// The quantize pass: a grid that fills the GPU once and strides over the rows, one block per thread
+// and step. amax_partials > 0: the global scale is dynamic, from that many partials of the amax pass.
+template <class Recipe, class T>
+__global__ void __launch_bounds__(kThreads)
+    quantize_kernel(QuantizeProblem p, int amax_partials, int rows_per_step, int cols_padded, int rows_padded) {
+  using Io = BlockIo<Recipe, T>;
+  wait_for_predecessor();
+  allow_successor();
+  const typename Recipe::Context context = cta_context<Recipe>(p, amax_partials);
   const int t = blockIdx.x * kThreads + threadIdx.x;
   if (t >= rows_per_step * cols_padded) return;
   const int col = t % cols_padded;
@@ -505,30 +529,54 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// A dynamic global scale over an x with no more blocks than a co-resident grid has threads (decode
+// batches): the amax and the quantize pass in one kernel, x read once. Every thread loads its block,
+// the CTAs write their partial maxima, the grid waits at one barrier (a cooperative launch), then every
+// thread quantizes the block it holds in registers.
+template <class Recipe, class T>
+__global__ void __launch_bounds__(kThreads) quantize_one_pass_kernel(QuantizeProblem p, int cols_padded,
+                                                                     int rows_padded) {
+  using Io = BlockIo<Recipe, T>;
+  wait_for_predecessor();
+  allow_successor();
+  const int t = blockIdx.x * kThreads + threadIdx.x;
+  const int row = t / cols_padded;
+  const int col = t % cols_padded;
+  uint4 raw[Io::kVectors] = {};
+  Io::load(p, row, col, raw);  // zeros outside x (padding rows and columns, the grid's last threads)
+  std::uint32_t key = 0;
+  for (int i = 0; i < Io::kVectors; ++i) key = umax(key, Elements<T>::finite_key(raw[i]));
+  write_cta_max<T>(key, p.amax_partials);
+  cooperative_groups::this_grid().sync();  // every partial written and visible
+  const typename Recipe::Context context = cta_context<Recipe>(p, gridDim.x);
+  if (row < rows_padded) Io::quantize(p, context, row, col, cols_padded, raw);
+}
+
+// cooperative: every CTA resident at once (the grid may wait at a grid-wide barrier)
 template <class Kernel, class... Args>
-cudaError_t launch_with_pdl(Kernel kernel, int grid, cudaStream_t stream, Args... args) {
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
+cudaError_t launch_with_pdl(Kernel kernel, int grid, cudaStream_t stream, bool cooperative, Args... args) {
+  cudaLaunchAttribute attributes[2] = {};
+  attributes[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attributes[0].val.programmaticStreamSerializationAllowed = 1;
+  attributes[1].id = cudaLaunchAttributeCooperative;
+  attributes[1].val.cooperative = 1;
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(grid);
   config.blockDim = dim3(kThreads);
   config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  config.attrs = attributes;
+  config.numAttrs = cooperative ? 2 : 1;
   return cudaLaunchKernelEx(&config, kernel, args...);
 }
 
-// Resident quantize CTAs per SM, asked once per device: the grid fills the GPU once and strides.
-template <class Recipe, class T>
-int quantize_ctas_per_sm(int device) {
+// Resident CTAs per SM of kernel, asked once per device.
+template <auto kKernel>
+int resident_ctas_per_sm(int device) {
   static int cache[64] = {};
   if (device < 0 || device >= 64) return 1;
   if (cache[device] == 0) {
     int ctas = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, quantize_kernel<Recipe, T>, kThreads, 0) !=
-            cudaSuccess ||
-        ctas < 1) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kKernel, kThreads, 0) != cudaSuccess || ctas < 1) {
       ctas = 1;
     }
     cache[device] = ctas;
@@ -537,13 +585,26 @@ int quantize_ctas_per_sm(int device) {
 }
 
 // The quantize pass, after the recipe's own pass before it (Recipe::launch_prepass: NVFP4's dynamic
-// amax, returning its partial count; 0 when there is none).
+// amax, returning its partial count; 0 when there is none), or both in one pass when a dynamic global
+// scale meets an x whose blocks a co-resident grid covers (quantize_one_pass_kernel).
 template <class Recipe, class T>
 LaunchStatus launch(const QuantizeProblem& p, int device, int sm_count, cudaStream_t stream) {
   const int cols_padded = cols_padded_of<Recipe>(p.k);
   const int rows_padded = rows_padded_of<Recipe>(p.rows);
+  const long long blocks = static_cast<long long>(rows_padded) * cols_padded;
+  if constexpr (Recipe::kGlobalScale) {
+    if (p.global_scale == nullptr) {
+      constexpr auto kOnePass = quantize_one_pass_kernel<Recipe, T>;
+      const long long grid = blocks > 0 ? (blocks + kThreads - 1) / kThreads : 1;  // rows 0: gs and alpha still
+      if (grid <= kMaxAmaxPartials && grid <= static_cast<long long>(sm_count) * resident_ctas_per_sm<kOnePass>(device)) {
+        const cudaError_t err = launch_with_pdl(kOnePass, static_cast<int>(grid), stream, true, p, cols_padded, rows_padded);
+        if (err != cudaSuccess) return {false, cudaGetErrorString(err)};
+        return {};
+      }
+    }
+  }
   const long long target_threads =
-      static_cast<long long>(sm_count) * quantize_ctas_per_sm<Recipe, T>(device) * kThreads;
+      static_cast<long long>(sm_count) * resident_ctas_per_sm<quantize_kernel<Recipe, T>>(device) * kThreads;
   long long rows_per_step = target_threads / cols_padded;
   if (rows_per_step > rows_padded) rows_per_step = rows_padded;
   if (rows_per_step < 1) rows_per_step = 1;
@@ -556,7 +617,7 @@ LaunchStatus launch(const QuantizeProblem& p, int device, int sm_count, cudaStre
     const cudaError_t err = Recipe::template launch_prepass<T>(p, sm_count, stream, &partials);
     if (err != cudaSuccess) return {false, cudaGetErrorString(err)};
   }
-  const cudaError_t err = launch_with_pdl(quantize_kernel<Recipe, T>, grid, stream, p, partials,
+  const cudaError_t err = launch_with_pdl(quantize_kernel<Recipe, T>, grid, stream, false, p, partials,
                                           static_cast<int>(rows_per_step), cols_padded, rows_padded);
   if (err != cudaSuccess) return {false, cudaGetErrorString(err)};
   return {};
