@@ -8,8 +8,8 @@ device-to-device copy of the same number of bytes timed in the same run:
 - decode, M = 1..128 at K = 7168, dynamic (target <= 5 us device time) and static; MX at M = 1, 16, 128:
   the events' time (`device_us`, which carries the events' and launch latency: see the floor row) and
   the span of the call's kernels on the device (`kernel_span_us`, profiler activity records);
-- NVFP4Linear (dynamic input scale) at M = 16, N = K = 7168: quantize + gemm next to the gemm alone
-  on pre-quantized input (target: within 1.3x).
+- NVFP4Linear (dynamic input scale) at M = 16 on the model layers: quantize + gemm next to the gemm alone
+  on pre-quantized input (target: within 1.3x), eager and replayed from a CUDA graph.
 Every timed quantize is first checked bit for bit against the CPU reference (the CPU op).
 """
 
@@ -22,6 +22,7 @@ from nvfp4_gemm.dtypes import operand_format
 from nvfp4_gemm.nn import NVFP4Linear
 from nvfp4_gemm.timing import time_cuda, time_kernels
 
+from sweep_hopper import MODEL_LAYERS  # the Hopper v6 issue's model layers (N, K)
 from test_bench_gemm import timed
 
 
@@ -114,8 +115,22 @@ def test_quantize_mx_decode(benchmark, m, fmt):
     time_decode(benchmark, fn, f"{fmt} bf16 {m}x{k}")
 
 
-def test_nvfp4_linear_m16_against_gemm_alone(benchmark):
-    m, n, k = 16, 7168, 7168
+def graphed(fn):
+    """fn captured once in a CUDA graph: the replay, which launches fn's kernels without the host."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn()  # warm-up outside the capture
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=stream):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    return graph.replay
+
+
+@pytest.mark.parametrize("n,k", MODEL_LAYERS)
+def test_nvfp4_linear_m16_against_gemm_alone(benchmark, n, k):
+    m = 16
     linear = torch.nn.Linear(k, n, bias=False, device="cuda", dtype=torch.bfloat16)
     layer = NVFP4Linear.from_linear(linear)
     x = random_bf16(m, k, seed=1)
@@ -126,10 +141,16 @@ def test_nvfp4_linear_m16_against_gemm_alone(benchmark):
         nvfp4_gemm.gemm(q.data, layer.weight, q.scale, layer.weight_scale, q.alpha, out=out)
 
     with torch.no_grad():
+        # eager: the events also hold whatever host time the layer's launches leave the GPU idle for;
+        # graphed (how a serving stack replays decode steps): the device work alone
         layer_us = time_cuda(lambda: layer(x)).median_us
         gemm_us = time_cuda(gemm_alone).median_us
+        layer_graph_us = time_cuda(graphed(lambda: layer(x))).median_us
+        gemm_graph_us = time_cuda(graphed(gemm_alone)).median_us
         benchmark.extra_info.update(layer_us=layer_us, gemm_us=gemm_us, ratio=layer_us / gemm_us,
-                                    gpu=torch.cuda.get_device_name())
-        print(f"\nNVFP4Linear {m}x{n}x{k}: layer {layer_us:.1f} us, gemm alone {gemm_us:.1f} us "
-              f"({layer_us / gemm_us:.2f}x)")
+                                    layer_graph_us=layer_graph_us, gemm_graph_us=gemm_graph_us,
+                                    graph_ratio=layer_graph_us / gemm_graph_us, gpu=torch.cuda.get_device_name())
+        print(f"\nNVFP4Linear {m}x{n}x{k}: eager layer {layer_us:.1f} us, gemm alone {gemm_us:.1f} us "
+              f"({layer_us / gemm_us:.2f}x); graphed {layer_graph_us:.1f} vs {gemm_graph_us:.1f} us "
+              f"({layer_graph_us / gemm_graph_us:.2f}x)")
         timed(benchmark, lambda: layer(x))

@@ -13,7 +13,8 @@
 
 namespace nvfp4_gemm::quantize::detail {
 
-constexpr int kAmaxCtasPerSm = 4;                 // amax CTAs stay resident in one wave (4 x 256 <= 2048 threads)
+constexpr int kAmaxCtasPerSm = 8;                 // amax CTAs stay resident in one wave (8 x 256 <= 2048 threads)
+constexpr int kAmaxLoadsInFlight = 4;             // 8 x 256 x 4 x 16 B = 128 KB of reads in flight per SM
 constexpr float kGlobalScaleNumerator = 2688.0f;  // 448 * 6: amax maps onto the largest scale and code
 
 // The global scale and what every block derives from it (formats.quantize_reference).
@@ -33,17 +34,23 @@ NVFP4_HOST_DEVICE float global_scale_from_amax(float amax) {
 }
 
 #ifdef __CUDACC__
-// One partial max |x| over finite elements per CTA, walking x's 16-byte vectors back to front.
+// One partial max |x| over finite elements per CTA, walking x's 16-byte vectors back to front,
+// kAmaxLoadsInFlight loads issued per thread before their keys are taken.
 template <class T>
 __global__ void __launch_bounds__(kThreads) amax_kernel(const uint4* x, std::size_t vectors, float* partials) {
   wait_for_predecessor();
   allow_successor();
   std::uint32_t key = 0;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kThreads;
-#pragma unroll 4
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x; i < vectors; i += stride) {
-    key = umax(key, Elements<T>::finite_key(x[vectors - 1 - i]));
+  std::size_t i = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
+  for (; i + (kAmaxLoadsInFlight - 1) * stride < vectors; i += kAmaxLoadsInFlight * stride) {
+    uint4 v[kAmaxLoadsInFlight];
+#pragma unroll
+    for (int j = 0; j < kAmaxLoadsInFlight; ++j) v[j] = x[vectors - 1 - (i + j * stride)];
+#pragma unroll
+    for (int j = 0; j < kAmaxLoadsInFlight; ++j) key = umax(key, Elements<T>::finite_key(v[j]));
   }
+  for (; i < vectors; i += stride) key = umax(key, Elements<T>::finite_key(x[vectors - 1 - i]));
   write_cta_max<T>(key, partials);
 }
 #endif  // __CUDACC__
