@@ -9,25 +9,31 @@
 #include <cuda_runtime.h>
 
 
-// rowmajor: lane (g,t) of warp w loads 8 B at row n0+16w+g(+8), byte 32*chunk + 8t; kIn chunks in flight
-template <int kIn>
+__device__ unsigned fold(uint2 v) { return v.x + v.y * 3; }
+__device__ unsigned fold(uint4 v) { return v.x + v.y * 3 + v.z * 5 + v.w * 7; }
+
+// rowmajor: lane (g,t) of warp w loads one Vec (8 or 16 B) at rows n0+16w+g and +8, byte
+// 4*sizeof(Vec)*chunk + sizeof(Vec)*t: 8 rows x 32 B (uint2, v5) or 8 rows x 64 B (uint4, v7) per warp
+// load; kIn chunks in flight
+template <class Vec, int kIn>
 __global__ void __launch_bounds__(256, 2) rowmajor(const uint8_t* b, int n, int kbytes, int split, unsigned* sink) {
+  constexpr int kChunkBytes = 4 * sizeof(Vec);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const int chunks = kbytes / 32;
+  const int chunks = kbytes / kChunkBytes;
   const int c0 = chunks * blockIdx.y / split, c1 = chunks * (blockIdx.y + 1) / split;
-  const uint8_t* r0 = b + (long long)(blockIdx.x * 128 + warp * 16 + g) * kbytes + 8 * t;
+  const uint8_t* r0 = b + (long long)(blockIdx.x * 128 + warp * 16 + g) * kbytes + sizeof(Vec) * t;
   const uint8_t* r1 = r0 + 8LL * kbytes;
   unsigned acc = 0;
   for (int c = c0; c < c1; c += kIn) {
-    uint2 v[kIn][2];
+    Vec v[kIn][2];
 #pragma unroll
     for (int u = 0; u < kIn; ++u) {
       const bool ok = c + u < c1;
-      v[u][0] = ok ? __ldcs(reinterpret_cast<const uint2*>(r0 + (c + u) * 32)) : make_uint2(0, 0);
-      v[u][1] = ok ? __ldcs(reinterpret_cast<const uint2*>(r1 + (c + u) * 32)) : make_uint2(0, 0);
+      v[u][0] = ok ? __ldcs(reinterpret_cast<const Vec*>(r0 + (c + u) * kChunkBytes)) : Vec{};
+      v[u][1] = ok ? __ldcs(reinterpret_cast<const Vec*>(r1 + (c + u) * kChunkBytes)) : Vec{};
     }
 #pragma unroll
-    for (int u = 0; u < kIn; ++u) acc ^= v[u][0].x + v[u][0].y * 3 + v[u][1].x * 5 + v[u][1].y * 7;
+    for (int u = 0; u < kIn; ++u) acc ^= fold(v[u][0]) + fold(v[u][1]) * 5;
   }
   if (acc == 0x12345678u) *sink = acc;
 }
@@ -48,40 +54,17 @@ __global__ void __launch_bounds__(256, 2) tiled(const uint8_t* b, int n, int kby
       v[u] = ok ? __ldcs(reinterpret_cast<const uint4*>(base + (c + u) * 512LL)) : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
-    for (int u = 0; u < kIn; ++u) acc ^= v[u].x + v[u].y * 3 + v[u].z * 5 + v[u].w * 7;
+    for (int u = 0; u < kIn; ++u) acc ^= fold(v[u]);
   }
   if (acc == 0x12345678u) *sink = acc;
 }
 
-
-// rowmajor16: lane (g,t) loads 16 B at row g(+8), byte 64*chunk + 16t (8 rows x 64 B per warp load)
-template <int kIn>
-__global__ void __launch_bounds__(256, 2) rowmajor16(const uint8_t* b, int n, int kbytes, int split, unsigned* sink) {
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const int chunks = kbytes / 64;
-  const int c0 = chunks * blockIdx.y / split, c1 = chunks * (blockIdx.y + 1) / split;
-  const uint8_t* r0 = b + (long long)(blockIdx.x * 128 + warp * 16 + g) * kbytes + 16 * t;
-  const uint8_t* r1 = r0 + 8LL * kbytes;
-  unsigned acc = 0;
-  for (int c = c0; c < c1; c += kIn) {
-    uint4 v[kIn][2];
-#pragma unroll
-    for (int u = 0; u < kIn; ++u) {
-      const bool ok = c + u < c1;
-      v[u][0] = ok ? __ldcs(reinterpret_cast<const uint4*>(r0 + (c + u) * 64)) : make_uint4(0, 0, 0, 0);
-      v[u][1] = ok ? __ldcs(reinterpret_cast<const uint4*>(r1 + (c + u) * 64)) : make_uint4(0, 0, 0, 0);
-    }
-#pragma unroll
-    for (int u = 0; u < kIn; ++u) acc ^= v[u][0].x + v[u][0].w * 3 + v[u][1].x * 5 + v[u][1].w * 7;
-  }
-  if (acc == 0x12345678u) *sink = acc;
-}
 
 __global__ void stream_read(const uint4* b, long long n16, unsigned* sink) {
   unsigned acc = 0;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n16; i += (long long)gridDim.x * blockDim.x) {
     uint4 v = __ldcs(b + i);
-    acc ^= v.x + v.y * 3 + v.z * 5 + v.w * 7;
+    acc ^= fold(v);
   }
   if (acc == 0x12345678u) *sink = acc;
 }
@@ -122,12 +105,12 @@ int main() {
     printf("%dx%d  %.1f MB  stream %.1f us (%.2f TB/s)\n", n, k, bytes / 1e6, copy, bytes / copy / 1e6);
     for (int split : {1, 2, 4, 8}) {
       dim3 grid(n / 128, split);
-      const float r4 = time_us([&] { rowmajor<4><<<grid, 256>>>(b, n, kbytes, split, sink); }, flush, 256 << 20);
-      const float r8 = time_us([&] { rowmajor<8><<<grid, 256>>>(b, n, kbytes, split, sink); }, flush, 256 << 20);
+      const float r4 = time_us([&] { rowmajor<uint2, 4><<<grid, 256>>>(b, n, kbytes, split, sink); }, flush, 256 << 20);
+      const float r8 = time_us([&] { rowmajor<uint2, 8><<<grid, 256>>>(b, n, kbytes, split, sink); }, flush, 256 << 20);
       const float t4 = time_us([&] { tiled<4><<<grid, 256>>>(b, n, kbytes, split, sink); }, flush, 256 << 20);
       const float t8 = time_us([&] { tiled<8><<<grid, 256>>>(b, n, kbytes, split, sink); }, flush, 256 << 20);
-      const float q2 = time_us([&] { rowmajor16<2><<<grid, 256>>>(b, n, kbytes, split, sink); }, flush, 256 << 20);
-      const float q4 = time_us([&] { rowmajor16<4><<<grid, 256>>>(b, n, kbytes, split, sink); }, flush, 256 << 20);
+      const float q2 = time_us([&] { rowmajor<uint4, 2><<<grid, 256>>>(b, n, kbytes, split, sink); }, flush, 256 << 20);
+      const float q4 = time_us([&] { rowmajor<uint4, 4><<<grid, 256>>>(b, n, kbytes, split, sink); }, flush, 256 << 20);
       printf("  split %d: rowmajor16x2 %.1f (%.2f)  rowmajor16x4 %.1f (%.2f)\n", split, q2, bytes / q2 / 1e6, q4, bytes / q4 / 1e6);
       printf("  split %d: rowmajor4 %.1f (%.2f)  rowmajor8 %.1f (%.2f)  tiled4 %.1f (%.2f)  tiled8 %.1f (%.2f)\n", split,
              r4, bytes / r4 / 1e6, r8, bytes / r8 / 1e6, t4, bytes / t4 / 1e6, t8, bytes / t8 / 1e6);
