@@ -596,7 +596,10 @@ LaunchStatus launch(const QuantizeProblem& p, int device, int sm_count, cudaStre
     if (p.global_scale == nullptr) {
       constexpr auto kOnePass = quantize_one_pass_kernel<Recipe, T>;
       const long long grid = blocks > 0 ? (blocks + kThreads - 1) / kThreads : 1;  // rows 0: gs and alpha still
-      if (grid <= kMaxAmaxPartials && grid <= static_cast<long long>(sm_count) * resident_ctas_per_sm<kOnePass>(device)) {
+      // at most half the grid that could be resident: the barrier must not wait on CTAs that kernels of
+      // other streams (tensor parallel's NCCL) keep from starting
+      const long long resident = static_cast<long long>(sm_count) * resident_ctas_per_sm<kOnePass>(device);
+      if (grid <= kMaxAmaxPartials && 2 * grid <= resident) {
         const cudaError_t err = launch_with_pdl(kOnePass, static_cast<int>(grid), stream, true, p, cols_padded, rows_padded);
         if (err != cudaSuccess) return {false, cudaGetErrorString(err)};
         return {};
