@@ -3,6 +3,8 @@
 
 #include "nvfp4_gemm/sm90/common.cuh"
 
+#include <type_traits>
+
 namespace nvfp4_gemm::sm90 {
 
 // Direct decode kernel (the `sm90_direct_*` configs, 16 tokens per CTA). At decode sizes the weights
@@ -121,20 +123,38 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
   using WeightScales = std::uint32_t[direct::kChunksPerSet][2];
   uint4 wv0[direct::kChunksPerSet][2], wv1[direct::kChunksPerSet][2];
   std::uint32_t ws0[direct::kChunksPerSet][2], ws1[direct::kChunksPerSet][2];
-  // Weight bytes and scale bytes of chunks c0 .. c0 + kChunksPerSet - 1 (zeros past the block's end,
-  // past K or past N; a missing NVFP4 scale reads as 0, so padding scale bytes never meet the zeros).
-  auto load_weights = [&](WeightBytes& wv, WeightScales& ws, int c0, int b_end) {
+  // Weight bytes and scale bytes of chunks c0 .. c0 + kChunksPerSet - 1 before b_end. Checked (a tile
+  // that ends past N or a block that ends past K): zeros past K or past N (a missing NVFP4 scale reads
+  // as 0, so padding scale bytes never meet the zeros). Unchecked (CTA-uniform: every row and element of
+  // the block exists): no per-lane tests and one address per row and set, the chunks at fixed offsets;
+  // chunks past b_end are not loaded (nor multiplied).
+  auto load_weights = [&](auto checked, WeightBytes& wv, WeightScales& ws, int c0, int b_end) {
+    if constexpr (decltype(checked)::value) {
 #pragma unroll
-    for (int u = 0; u < direct::kChunksPerSet; ++u) {
-      const int chunk = c0 + u;
-      const bool k_ok = chunk < b_end && chunk * 4 + t < k_lanes;
+      for (int u = 0; u < direct::kChunksPerSet; ++u) {
+        const int chunk = c0 + u;
+        const bool k_ok = chunk < b_end && chunk * 4 + t < k_lanes;
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const bool ok = k_ok && w_ok[r];
+          wv[u][r] = ok ? __ldcs(reinterpret_cast<const uint4*>(w_src[r] + chunk * direct::kChunkBytes))
+                        : make_uint4(0, 0, 0, 0);
+          // a missing piece's zero weights take a scale of 1 (ue8m0 code 0 would read as NaN: Weights<MxFormat>)
+          ws[u][r] = ok ? load_scales(w_scale[r] + static_cast<long long>(chunk) * kScaleStride) : (kMx ? 0x7F7Fu : 0u);
+        }
+      }
+    } else {
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        const bool ok = k_ok && w_ok[r];
-        wv[u][r] = ok ? __ldcs(reinterpret_cast<const uint4*>(w_src[r] + chunk * direct::kChunkBytes))
-                      : make_uint4(0, 0, 0, 0);
-        // a missing piece's zero weights take a scale of 1 (ue8m0 code 0 would read as NaN: Weights<MxFormat>)
-        ws[u][r] = ok ? load_scales(w_scale[r] + static_cast<long long>(chunk) * kScaleStride) : (kMx ? 0x7F7Fu : 0u);
+        const uint4* bytes = reinterpret_cast<const uint4*>(w_src[r] + c0 * direct::kChunkBytes);
+        const std::uint8_t* scales = w_scale[r] + static_cast<long long>(c0) * kScaleStride;
+#pragma unroll
+        for (int u = 0; u < direct::kChunksPerSet; ++u) {
+          if (c0 + u < b_end) {
+            wv[u][r] = __ldcs(bytes + u * (direct::kChunkBytes / 16));
+            ws[u][r] = load_scales(scales + u * kScaleStride);
+          }
+        }
       }
     }
   };
@@ -176,11 +196,18 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
     }
   };
 
+  // every weight row of the tile exists (CTA-uniform; a block must also end inside K to go unchecked)
+  const bool rows_inside = n0 + kTileN <= p.n;
   bool tokens_ready = false;
   for (int b0 = c_begin; b0 < c_end; b0 += direct::kBlockChunks) {
     const int b_end = min(b0 + direct::kBlockChunks, c_end);
+    const bool unchecked = rows_inside && b_end * direct::kChunkK <= p.k;
     // the block's first weight loads go out before the token work, so their latency overlaps it
-    load_weights(wv0, ws0, b0, b_end);
+    if (unchecked) {
+      load_weights(std::false_type{}, wv0, ws0, b0, b_end);
+    } else {
+      load_weights(std::true_type{}, wv0, ws0, b0, b_end);
+    }
     if (!tokens_ready) {
       // MX tokens: the launch depends on the MX prepass (launcher.cuh), whose bf16 tokens are complete
       // and visible past this wait (the first weight loads already overlap it); without a programmatic
@@ -229,12 +256,19 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
     __syncthreads();
     // 2. the block's weight chunks, the two register sets in turn: the next set's loads go out before
     //    the current set is multiplied
-    constexpr int kSet = direct::kChunksPerSet;
-    for (int c0 = b0; c0 < b_end; c0 += 2 * kSet) {
-      load_weights(wv1, ws1, c0 + kSet, b_end);
-      multiply(wv0, ws0, c0, b0, b_end);
-      if (c0 + 2 * kSet < b_end) load_weights(wv0, ws0, c0 + 2 * kSet, b_end);
-      multiply(wv1, ws1, c0 + kSet, b0, b_end);
+    auto weight_chunks = [&](auto checked) {
+      constexpr int kSet = direct::kChunksPerSet;
+      for (int c0 = b0; c0 < b_end; c0 += 2 * kSet) {
+        load_weights(checked, wv1, ws1, c0 + kSet, b_end);
+        multiply(wv0, ws0, c0, b0, b_end);
+        if (c0 + 2 * kSet < b_end) load_weights(checked, wv0, ws0, c0 + 2 * kSet, b_end);
+        multiply(wv1, ws1, c0 + kSet, b0, b_end);
+      }
+    };
+    if (unchecked) {
+      weight_chunks(std::false_type{});
+    } else {
+      weight_chunks(std::true_type{});
     }
   }
 
