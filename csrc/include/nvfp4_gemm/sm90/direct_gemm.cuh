@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
   const int c_end = static_cast<int>(static_cast<long long>(chunks) * (split + 1) / p.split_k);
   const int k_lanes = p.k / direct::kLaneK;  // 32-element lane pieces inside K (K is a multiple of 32)
   const int tile_cols = p.scale_cols_padded / 4;  // 512-byte scale tiles per 128-row block
-  const bool two_token_tiles = p.m - m0 > 8;      // CTA-uniform
+  const bool two_token_tiles = p.m - m0 > 8;      // CTA-uniform: the loop is compiled for one and for two
   // a lane's scale bytes: NVFP4 tile 2 chunk + t / 2, bytes 2 (t % 2) and + 1; MX tile chunk, byte t
   constexpr int kScaleStride = kMx ? kScaleChunk : 2 * kScaleChunk;  // bytes per chunk
   const int lane_scale = kMx ? t : (t >> 1) * kScaleChunk + 2 * (t & 1);
@@ -158,8 +158,10 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
       }
     }
   };
-  // Chunks c0 .. of one set, those before b_end, into the accumulators.
-  auto multiply = [&](const WeightBytes& wv, const WeightScales& ws, int c0, int b0, int b_end) {
+  // Chunks c0 .. of one set, those before b_end, into the accumulators of `token_tiles` n8 token tiles
+  // (a loop for one tile issues no MMAs and shared loads of an absent second tile: M <= 8 is 9 % fewer
+  // instructions).
+  auto multiply = [&](auto token_tiles, const WeightBytes& wv, const WeightScales& ws, int c0, int b0, int b_end) {
 #pragma unroll
     for (int u = 0; u < direct::kChunksPerSet; ++u) {
       const int chunk = c0 + u;
@@ -182,7 +184,7 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
         }
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt) {  // token tiles g and g + 8
-          if (nt == 1 && !two_token_tiles) break;
+          if (nt == decltype(token_tiles)::value) break;
           const uint4 q = *reinterpret_cast<const uint4*>(tokens + direct::quad_offset(chunk - b0, w, g + 8 * nt, t));
           const std::uint32_t bf[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
@@ -256,19 +258,29 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
     __syncthreads();
     // 2. the block's weight chunks, the two register sets in turn: the next set's loads go out before
     //    the current set is multiplied
-    auto weight_chunks = [&](auto checked) {
+    auto weight_chunks = [&](auto checked, auto token_tiles) {
       constexpr int kSet = direct::kChunksPerSet;
       for (int c0 = b0; c0 < b_end; c0 += 2 * kSet) {
         load_weights(checked, wv1, ws1, c0 + kSet, b_end);
-        multiply(wv0, ws0, c0, b0, b_end);
+        multiply(token_tiles, wv0, ws0, c0, b0, b_end);
         if (c0 + 2 * kSet < b_end) load_weights(checked, wv0, ws0, c0 + 2 * kSet, b_end);
-        multiply(wv1, ws1, c0 + kSet, b0, b_end);
+        multiply(token_tiles, wv1, ws1, c0 + kSet, b0, b_end);
       }
     };
+    using One = std::integral_constant<int, 1>;
+    using Two = std::integral_constant<int, 2>;
     if (unchecked) {
-      weight_chunks(std::false_type{});
+      if (two_token_tiles) {
+        weight_chunks(std::false_type{}, Two{});
+      } else {
+        weight_chunks(std::false_type{}, One{});
+      }
     } else {
-      weight_chunks(std::true_type{});
+      if (two_token_tiles) {
+        weight_chunks(std::true_type{}, Two{});
+      } else {
+        weight_chunks(std::true_type{}, One{});
+      }
     }
   }
 
