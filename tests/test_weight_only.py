@@ -128,6 +128,29 @@ def test_every_weight_only_config_is_exact(fmt, config, split_k):
             check_exact(out, cpu, f"{config} split {split} {(m, n, k, l)} {out_dtype}")
 
 
+def direct_configs():
+    return [(fmt, c.name) for fmt in ("nvfp4", "mxfp4") + WEIGHT_ONLY for c in nvfp4_gemm.candidates(9, fmt)
+            if c.mma == "direct"]
+
+
+@pytest.mark.parametrize("fmt,config", direct_configs())
+def test_direct_splits_reduce_in_a_cluster_or_through_partials(fmt, config):
+    """The direct kernel's splits of 2..8 add their tiles inside a thread-block cluster (distributed shared
+    memory), larger ones through the global partials and counters: both exact and bitwise equal run to
+    run, on a batch with a weight-tile residue and a K past the last whole chunk."""
+    device = hopper_or_skip()
+    m, n, k, l = 9, 392, 2080, 2
+    cpu = random_operands(m, n, k, l, seed=95, format=fmt, with_alpha=True, padding_byte=0x38)
+    ops = random_operands(m, n, k, l, seed=95, format=fmt, with_alpha=True, padding_byte=0x38, device=device)
+    for split in (2, 5, 8, 9, 12):
+        out = poisoned((l, m, n), torch.float32, device)
+        nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out=out, config=config, split_k=split)
+        check_exact(out, cpu, f"{config} split {split}")
+        again = nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, torch.float32, config=config,
+                                split_k=split)
+        assert torch.equal(again, out), f"{config} split {split} is not reproducible"
+
+
 @pytest.mark.parametrize("fmt,config", weight_only_configs())
 def test_weight_only_over_the_whole_scale_range(fmt, config):
     """Weight scales over a wide range (e4m3 from its subnormal 2^-9 up to 240; ue8m0 2^-100 .. 2^100; the

@@ -395,6 +395,8 @@ struct DequantGemmParams {
   long long a_scale_batch;  // bytes of blocked scales per batch
   long long b_scale_batch;
   int scale_cols_padded;    // round_up(k / 16, 4)
+  int cluster_split;        // direct kernel: > 1 = the split_k CTAs of a tile are one thread-block cluster
+                            // and add their tiles through distributed shared memory (no partials)
 };
 
 // The output tile and the K stages one CTA owns: blockIdx = (weight tile, token tile, batch * split_k
@@ -425,6 +427,27 @@ template <int kThreads>
 struct NamedSync {
   __device__ __forceinline__ void operator()() const { asm volatile("bar.sync 1, %0;\n" ::"n"(kThreads) : "memory"); }
 };
+
+// Four FP32 sums of output row `row_out` at columns col .. col + 3 -> the output: alpha (one value,
+// folded into `scale`, or alpha[n] per column) times the products' rescale, one rounding.
+template <class ElementOut>
+__device__ __forceinline__ void store_out4(const DequantGemmParams& p, ElementOut* row_out, int col, float4 v,
+                                           float scale, float product_rescale) {
+  using detail::convert_out;
+  ElementOut* dst = row_out + col;
+  if (p.alpha_stride != 0) {
+    const float4 column_alpha = __ldg(reinterpret_cast<const float4*>(p.alpha + col));
+    dst[0] = convert_out<ElementOut>(v.x * (column_alpha.x * product_rescale));
+    dst[1] = convert_out<ElementOut>(v.y * (column_alpha.y * product_rescale));
+    dst[2] = convert_out<ElementOut>(v.z * (column_alpha.z * product_rescale));
+    dst[3] = convert_out<ElementOut>(v.w * (column_alpha.w * product_rescale));
+  } else {
+    dst[0] = convert_out<ElementOut>(v.x * scale);
+    dst[1] = convert_out<ElementOut>(v.y * scale);
+    dst[2] = convert_out<ElementOut>(v.z * scale);
+    dst[3] = convert_out<ElementOut>(v.w * scale);
+  }
+}
 
 // Epilogue shared by both kernels: the CTA's FP32 tile [token][weight] (pitch kTileN + 4 floats,
 // in shared memory, complete for every epilogue thread) -> split-K partials / reduction -> output.
@@ -484,18 +507,8 @@ __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* t
   for (int i = tid; i < kTileM * (kTileN / 4); i += kNumThreads) {
     const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
     if (m0 + token < p.m && n0 + col < p.n) {
-      const float* src = tile + token * kTilePitch_ + col;
-      ElementOut* dst = out + static_cast<long long>(m0 + token) * p.n + n0 + col;
-      if (p.alpha_stride != 0) {
-        const float4 column_alpha = __ldg(reinterpret_cast<const float4*>(p.alpha + n0 + col));
-        dst[0] = convert_out<ElementOut>(src[0] * (column_alpha.x * product_rescale));
-        dst[1] = convert_out<ElementOut>(src[1] * (column_alpha.y * product_rescale));
-        dst[2] = convert_out<ElementOut>(src[2] * (column_alpha.z * product_rescale));
-        dst[3] = convert_out<ElementOut>(src[3] * (column_alpha.w * product_rescale));
-      } else {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) dst[e] = convert_out<ElementOut>(src[e] * scale);
-      }
+      store_out4<ElementOut>(p, out + static_cast<long long>(m0 + token) * p.n, n0 + col,
+                             *reinterpret_cast<const float4*>(tile + token * kTilePitch_ + col), scale, product_rescale);
     }
   }
 }

@@ -115,6 +115,40 @@ struct DequantGemm {
     return {};
   }
 
+  // Direct kernel, split_k 2..8: the splits of a tile form one thread-block cluster and reduce through
+  // distributed shared memory (finish_tile_in_cluster) where every cluster of the grid can be resident at
+  // once (cudaOccupancyMaxActiveClusters, asked once per device and split); otherwise, as for larger
+  // splits, through the global partials (the workspace always holds them). Clusters placed per GPC hold
+  // fewer CTAs than the SMs' slots: 8192x28672 at split 4 (256 CTAs) ran 48.7 -> 73.6 us as clusters,
+  // 7168x7168 (224 CTAs) 16.2 -> 15.5 us (docs/perf_notes.md, "Hopper v8").
+  template <class Kernel>
+  static bool cluster_split(Kernel kernel, const dim3& grid, int split_k, int device) {
+    if (kKind != Kind::kDirect || split_k < 2 || split_k > direct::kMaxClusterSplit || device < 0 || device >= 64) {
+      return false;
+    }
+    static int fitting[64][direct::kMaxClusterSplit + 1] = {};  // resident clusters + 1 (0: not asked yet)
+    int& cached = fitting[device][split_k];
+    if (cached == 0) {
+      cudaLaunchConfig_t config{};
+      config.gridDim = dim3(1, 1, split_k);
+      config.blockDim = dim3(direct::kThreads);
+      config.dynamicSmemBytes = direct::kSmemBytes;
+      cudaLaunchAttribute attribute{};
+      attribute.id = cudaLaunchAttributeClusterDimension;
+      attribute.val.clusterDim = {1, 1, static_cast<unsigned>(split_k)};
+      config.attrs = &attribute;
+      config.numAttrs = 1;
+      int clusters = 0;
+      if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+        cudaGetLastError();  // clear it: the global reduction serves
+        clusters = 0;
+      }
+      cached = clusters + 1;
+    }
+    const long long ctas = static_cast<long long>(grid.x) * grid.y * grid.z;
+    return ctas <= static_cast<long long>(cached - 1) * split_k;
+  }
+
   // The prepass's 16-bit tokens come first, then the split-K partials, each 256-byte aligned.
   static std::size_t token_bytes(const GemmProblem& p) {
     if (!kPrepass) return 0;
@@ -135,21 +169,30 @@ struct DequantGemm {
   static constexpr int kDynamicSmemBytes = KernelOf::kSmemBytes;
   static int dynamic_smem_attribute() { return Smem::attribute(); }
 
-  // Programmatic dependent launch of the GEMM after the token prepass: it starts while the prepass runs
-  // and loads its first weights; it waits (griddepcontrol.wait) before reading the tokens.
+  // The GEMM kernel's launch. `programmatic`: programmatic dependent launch after the token prepass (it
+  // starts while the prepass runs and loads its first weights; it waits, griddepcontrol.wait, before
+  // reading the tokens). `cluster_z` > 1: thread-block clusters of that many CTAs along z (the direct
+  // kernel's splits of one tile).
   template <class Kernel, class... Args>
-  static bool launch_dependent(Kernel kernel, dim3 grid, int threads, int smem_bytes, cudaStream_t stream,
-                               Args... args) {
+  static bool launch_ex(Kernel kernel, dim3 grid, int threads, int smem_bytes, cudaStream_t stream, bool programmatic,
+                        int cluster_z, Args... args) {
     cudaLaunchConfig_t config{};
     config.gridDim = grid;
     config.blockDim = dim3(threads);
     config.dynamicSmemBytes = smem_bytes;
     config.stream = stream;
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute.val.programmaticStreamSerializationAllowed = 1;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
+    cudaLaunchAttribute attributes[2] = {};
+    int count = 0;
+    if (programmatic) {
+      attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attributes[count++].val.programmaticStreamSerializationAllowed = 1;
+    }
+    if (cluster_z > 1) {
+      attributes[count].id = cudaLaunchAttributeClusterDimension;
+      attributes[count++].val.clusterDim = {1, 1, static_cast<unsigned>(cluster_z)};
+    }
+    config.attrs = attributes;
+    config.numAttrs = count;
     return cudaLaunchKernelEx(&config, kernel, args...) == cudaSuccess;
   }
 
@@ -225,20 +268,21 @@ struct DequantGemm {
         return {false, "cuTensorMapEncodeTiled failed for the prepass's 16-bit tokens"};
       }
       if (!launch_prepass(params, p, ctx.stream)) return {false, "token prepass launch failed"};
-      if (!launch_dependent(kernel, grid, Shape::kThreads, Shape::kSmemBytes, ctx.stream, params, tokens_map)) {
+      if (!launch_ex(kernel, grid, Shape::kThreads, Shape::kSmemBytes, ctx.stream, true, 1, params, tokens_map)) {
         return {false, "kernel launch failed"};
       }
     } else {
       auto kernel = direct_decode_kernel<kTileM, ElementOut, GemmTokenT, WeightBlock>;
+      params.cluster_split = cluster_split(kernel, grid, split_k, ctx.device_id) ? split_k : 0;
       if constexpr (kMxTokens) {  // the direct kernel stages the prepass's bf16 tokens
         if (!launch_prepass(params, p, ctx.stream)) return {false, "token prepass launch failed"};
         params.a = static_cast<const std::uint8_t*>(params.tokens);
-        if (!launch_dependent(kernel, grid, direct::kThreads, direct::kSmemBytes, ctx.stream, params)) {
+        if (!launch_ex(kernel, grid, direct::kThreads, direct::kSmemBytes, ctx.stream, true, params.cluster_split, params)) {
           return {false, "kernel launch failed"};
         }
-      } else {
-        kernel<<<grid, direct::kThreads, direct::kSmemBytes, ctx.stream>>>(params);
-        if (cudaGetLastError() != cudaSuccess) return {false, "kernel launch failed"};
+      } else if (!launch_ex(kernel, grid, direct::kThreads, direct::kSmemBytes, ctx.stream, false, params.cluster_split,
+                            params)) {
+        return {false, "kernel launch failed"};
       }
     }
     return {};
