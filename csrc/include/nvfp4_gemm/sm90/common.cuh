@@ -16,7 +16,9 @@
 //     the order of its terms, only that both sides agree and each term has its own scale;
 //   * split-K over gridDim.z with a deterministic reduction: every split writes its FP32 partial
 //     tile to the scratch workspace; the last split to arrive (per-tile counter, in a zeroed
-//     counter array of its own) adds them in split order and leaves the counter zero.
+//     counter array of its own) adds them in split order and leaves the counter zero. (The direct
+//     kernel's splits of 2..8 add the same sums in the same order inside a thread-block cluster
+//     where the grid's clusters fit: direct_gemm.cuh, finish_tile_in_cluster.)
 // The kernels: direct_gemm.cuh (decode), token_prepass.cuh + wgmma_gemm.cuh (everything larger);
 // launcher.cuh runs them.
 #pragma once
