@@ -430,6 +430,20 @@ struct NamedSync {
   __device__ __forceinline__ void operator()() const { asm volatile("bar.sync 1, %0;\n" ::"n"(kThreads) : "memory"); }
 };
 
+// The factor every output takes where alpha is one value: alpha times the products' rescale (a power of
+// two: exact, so a column's factor is alpha's own).
+__device__ __forceinline__ float output_scale(const DequantGemmParams& p, float product_rescale) {
+  return (p.alpha != nullptr && p.alpha_stride == 0 ? *p.alpha : 1.0f) * product_rescale;
+}
+
+// One split's four FP32 partial sums into a running float4 sum (the split-K reductions' step).
+__device__ __forceinline__ void add4(float4& sum, float4 v) {
+  sum.x += v.x;
+  sum.y += v.y;
+  sum.z += v.z;
+  sum.w += v.w;
+}
+
 // Four FP32 sums of output row `row_out` at columns col .. col + 3 -> the output: alpha (one value,
 // folded into `scale`, or alpha[n] per column) times the products' rescale, one rounding.
 template <class ElementOut>
@@ -462,8 +476,7 @@ __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* t
   constexpr int kTilePitch_ = kTileN + 4;
   const CtaWork work = cta_work<kTileM, kTileN>(p);
   const int n0 = work.n0, m0 = work.m0, batch = work.batch, split = work.split;
-  // alpha * the products' rescale (a power of two): exact, so each column's factor is alpha[n]'s own
-  const float scale = (p.alpha != nullptr && p.alpha_stride == 0 ? *p.alpha : 1.0f) * product_rescale;
+  const float scale = output_scale(p, product_rescale);
   ElementOut* out = static_cast<ElementOut*>(p.out) + static_cast<long long>(batch) * p.m * p.n;
   const int tile_id = (batch * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
 
@@ -492,11 +505,7 @@ __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* t
         for (int s = 0; s < p.split_k; ++s) {
           const float* src = p.partials + (static_cast<long long>(batch) * p.split_k + s) * p.m * p.n +
                              static_cast<long long>(m0 + token) * p.n + n0 + col;
-          const float4 v = __ldcg(reinterpret_cast<const float4*>(src));
-          sum.x += v.x;
-          sum.y += v.y;
-          sum.z += v.z;
-          sum.w += v.w;
+          add4(sum, __ldcg(reinterpret_cast<const float4*>(src)));
         }
         *reinterpret_cast<float4*>(tile + token * kTilePitch_ + col) = sum;
       }

@@ -57,7 +57,7 @@ __device__ __forceinline__ void finish_tile_in_cluster(const DequantGemmParams& 
   cg::cluster_group cluster = cg::this_cluster();
   const CtaWork work = cta_work<kTileM>(p);
   const int splits = p.cluster_split, rank = static_cast<int>(cluster.block_rank());
-  const float scale = (p.alpha != nullptr && p.alpha_stride == 0 ? *p.alpha : 1.0f) * product_rescale;
+  const float scale = output_scale(p, product_rescale);
   ElementOut* out = static_cast<ElementOut*>(p.out) + static_cast<long long>(work.batch) * p.m * p.n;
   cluster.sync();  // every split's tile is complete and visible to the cluster
   const int g0 = rank * kGroups / splits, groups = (rank + 1) * kGroups / splits - g0;
@@ -66,11 +66,7 @@ __device__ __forceinline__ void finish_tile_in_cluster(const DequantGemmParams& 
     if (work.m0 + token < p.m && work.n0 + col < p.n) {
       float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
       for (int s = 0; s < splits; ++s) {
-        const float4 v = *reinterpret_cast<const float4*>(cluster.map_shared_rank(tile, s) + token * direct::kTilePitch + col);
-        sum.x += v.x;
-        sum.y += v.y;
-        sum.z += v.z;
-        sum.w += v.w;
+        add4(sum, *reinterpret_cast<const float4*>(cluster.map_shared_rank(tile, s) + token * direct::kTilePitch + col));
       }
       store_out4<ElementOut>(p, out + static_cast<long long>(work.m0 + token) * p.n, work.n0 + col, sum, scale,
                              product_rescale);
