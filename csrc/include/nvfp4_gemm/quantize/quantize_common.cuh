@@ -526,7 +526,8 @@ __device__ typename Recipe::Context cta_context(const QuantizeProblem& p, int am
 }
 
 // The quantize pass: a grid of kQuantizeWaves resident grids' worth of CTAs (one after an amax pass)
-// striding over the rows, one block per thread and step. amax_partials > 0: the global scale is dynamic, from that many partials of the amax pass.
+// striding over the rows, one block per thread and step. amax_partials > 0: the global scale is
+// dynamic, from that many partials of the amax pass.
 template <class Recipe, class T>
 __global__ void __launch_bounds__(kThreads)
     quantize_kernel(QuantizeProblem p, int amax_partials, int rows_per_step, int cols_padded, int rows_padded) {
@@ -551,7 +552,9 @@ __global__ void __launch_bounds__(kThreads)
   if (!active) return;
   for (; row < static_cast<unsigned>(rows_padded); row += rows_per_step, element += step) {
     uint4 next[Io::kVectors] = {};
-    if (col_inside && row + rows_per_step < static_cast<unsigned>(p.rows)) Io::load(Io::source(p, element + step), next);
+    if (col_inside && row + rows_per_step < static_cast<unsigned>(p.rows)) {
+      Io::load(Io::source(p, element + step), next);
+    }
     Io::quantize(context, col_inside && row < static_cast<unsigned>(p.rows), raw, Io::codes(p, element),
                  scale_col + blocked_row_offset(row, cols_padded));
     for (int i = 0; i < Io::kVectors; ++i) raw[i] = next[i];
