@@ -484,7 +484,7 @@ quantize::QuantizeProblem make_quantize_problem(std::uintptr_t x, int dtype, int
                                                 std::uintptr_t global_scale, std::uintptr_t partner_global_scale,
                                                 std::uintptr_t data, std::uintptr_t scale_blocked,
                                                 std::uintptr_t global_scale_out, std::uintptr_t alpha_out,
-                                                std::uintptr_t amax_partials) {
+                                                std::uintptr_t amax_scratch) {
   if (dtype < 0 || dtype > 2) throw py::value_error("dtype must be 0 (float32), 1 (float16) or 2 (bfloat16)");
   if (format < 0 || format >= nvfp4_gemm::kOperandFormatCount) {
     throw py::value_error("format must be an operand format's position in dtypes.OPERAND_FORMATS (0 .. " +
@@ -508,8 +508,8 @@ quantize::QuantizeProblem make_quantize_problem(std::uintptr_t x, int dtype, int
   if (!shape.global_scale && global_scale != 0) {
     throw py::value_error("quantize: this format has no global scale (pass 0)");
   }
-  if (shape.global_scale && global_scale == 0 && amax_partials == 0) {
-    throw py::value_error("quantize: a dynamic global scale needs the amax_partials scratch");
+  if (shape.global_scale && global_scale == 0 && amax_scratch == 0) {
+    throw py::value_error("quantize: a dynamic global scale needs the amax_scratch");
   }
   quantize::QuantizeProblem p;
   p.rows = rows;
@@ -521,7 +521,7 @@ quantize::QuantizeProblem make_quantize_problem(std::uintptr_t x, int dtype, int
   p.scale_blocked = as_ptr<std::uint8_t>(scale_blocked);
   p.global_scale_out = as_ptr<float>(global_scale_out);
   p.alpha_out = as_ptr<float>(alpha_out);
-  p.amax_partials = as_ptr<float>(amax_partials);
+  p.amax_scratch = as_ptr<quantize::AmaxScratch>(amax_scratch);
   return p;
 }
 
@@ -585,23 +585,23 @@ PYBIND11_MODULE(_C, m) {
   m.attr("HAS_TORCH_OP") = false;
 #endif
 
-  m.attr("QUANTIZE_AMAX_PARTIALS") = quantize::kMaxAmaxPartials;
+  m.attr("QUANTIZE_AMAX_SCRATCH_BYTES") = quantize::kAmaxScratchBytes;
 
   m.def("quantize", [](std::uintptr_t x, int dtype, int format, int rows, int k, std::uintptr_t global_scale,
                        std::uintptr_t partner_global_scale, std::uintptr_t data, std::uintptr_t scale_blocked,
-                       std::uintptr_t global_scale_out, std::uintptr_t alpha_out, std::uintptr_t amax_partials,
+                       std::uintptr_t global_scale_out, std::uintptr_t alpha_out, std::uintptr_t amax_scratch,
                        int device, std::uintptr_t stream) {
     const quantize::QuantizeProblem p = make_quantize_problem(x, dtype, format, rows, k, global_scale,
                                                               partner_global_scale, data, scale_blocked,
-                                                              global_scale_out, alpha_out, amax_partials);
+                                                              global_scale_out, alpha_out, amax_scratch);
     nvfp4_gemm::launch_quantize(p, static_cast<nvfp4_gemm::OperandFormat>(format),
                                 static_cast<quantize::InputDtype>(dtype), device, as_ptr<CUstream_st>(stream));
   }, py::arg("x"), py::arg("dtype"), py::arg("format"), py::arg("rows"), py::arg("k"), py::arg("global_scale"),
      py::arg("partner_global_scale"), py::arg("data"), py::arg("scale_blocked"), py::arg("global_scale_out"),
-     py::arg("alpha_out"), py::arg("amax_partials"), py::arg("device"), py::arg("stream"),
+     py::arg("alpha_out"), py::arg("amax_scratch"), py::arg("device"), py::arg("stream"),
      "Quantize x on `stream` of `device` (device pointers; format: the position in dtypes.OPERAND_FORMATS; "
-     "global_scale 0: dynamic (NVFP4) or none (MX), partner 0: 1; amax_partials: QUANTIZE_AMAX_PARTIALS floats "
-     "of scratch when NVFP4's is dynamic).");
+     "global_scale 0: dynamic (NVFP4) or none (MX), partner 0: 1; amax_scratch: QUANTIZE_AMAX_SCRATCH_BYTES "
+     "zero-filled bytes when NVFP4's is dynamic, kept for later calls on the same stream).");
 
   m.def("quantize_on_host", [](std::uintptr_t x, int dtype, int format, int rows, int k, std::uintptr_t global_scale,
                                std::uintptr_t partner_global_scale, std::uintptr_t data, std::uintptr_t scale_blocked,

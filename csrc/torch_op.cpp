@@ -106,7 +106,7 @@ struct OpPlan {
 // the four outputs (their shapes and dtypes follow from the signature).
 struct QuantizePlan {
   int format = 0, dtype = 0, rows = 0, k = 0;
-  bool amax_scratch = false;  // NVFP4's dynamic global scale: the amax pass's partials
+  bool amax_scratch = false;  // NVFP4's dynamic global scale: its scratch (quantize::AmaxScratch)
   std::array<OutputShape, 4> outputs;
   std::array<int32_t, 4> out_dtypes{};
 };
@@ -447,8 +447,8 @@ Outputs quantize_cuda(const Tensor& x, const std::optional<Tensor>& global_scale
   problem.global_scale_out = static_cast<float*>(global_scale_out.data_ptr());
   problem.alpha_out = static_cast<float*>(alpha_out.data_ptr());
   if (plan->amax_scratch) {
-    problem.amax_partials = static_cast<float*>(
-        amax_buffers().get(device, stream, quantize::kMaxAmaxPartials * sizeof(float), x));
+    problem.amax_scratch = static_cast<quantize::AmaxScratch*>(
+        amax_buffers().get(device, stream, quantize::kAmaxScratchBytes, x));
   }
   nvfp4_gemm::launch_quantize(problem, static_cast<OperandFormat>(plan->format),
                               static_cast<quantize::InputDtype>(plan->dtype), device, stream);

@@ -9,7 +9,7 @@ import torch
 
 import nvfp4_gemm
 from nvfp4_gemm import _C, formats, ops, quantization
-from nvfp4_gemm.dtypes import operand_format
+from nvfp4_gemm.dtypes import OPERAND_FORMATS, operand_format
 from nvfp4_gemm.nn import NVFP4Linear
 from nvfp4_gemm.quantization import Quantized
 from nvfp4_gemm.testing import Operands
@@ -153,6 +153,50 @@ def test_dynamic_scale_takes_one_pass_where_the_grid_covers_x(shape, kernels):
     graph.replay()
     torch.cuda.synchronize(device)
     assert_bitwise_equal(tuple(t.cpu() for t in out), formats.quantize_reference(fresh))
+
+
+def quantize_with_scratch(x: torch.Tensor, scratch: torch.Tensor) -> Quantized:
+    """NVFP4, dynamic scale, through the launcher with a caller-held AmaxScratch (bytes of `scratch`)."""
+    out = poisoned_outputs(x)
+    index = x.device.index
+    _C.quantize(x.data_ptr(), 2, OPERAND_FORMATS.index(operand_format("nvfp4")), x.shape[0], x.shape[1], 0, 0,
+                out.data.data_ptr(), out.scale.data_ptr(), out.global_scale.data_ptr(), out.alpha.data_ptr(),
+                scratch.data_ptr(), index, torch.cuda.current_stream(index).cuda_stream)
+    return out
+
+
+def scratch_tags(scratch: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """The tagged slots' tags and last_tag of an AmaxScratch (csrc quantize.h: 1024 tagged u64, 1024 floats, u32)."""
+    slots = scratch[: 1024 * 8].view(torch.int64).cpu()
+    last_tag = int(scratch[1024 * 12 : 1024 * 12 + 4].view(torch.int32).cpu()) & 0xFFFFFFFF
+    return (slots >> 32) & 0xFFFFFFFF, last_tag
+
+
+def test_one_pass_calls_read_only_their_own_partials():
+    """The one-pass kernel's CTAs wait on partials tagged with the call's number: a grid wider than the
+    last one, or a tag that wraps, must not take an earlier call's partial max (planted here: 2^100)."""
+    device = supported_gpu_or_skip()
+    assert _C.QUANTIZE_AMAX_SCRATCH_BYTES >= 1024 * 12 + 4
+    scratch = torch.zeros(_C.QUANTIZE_AMAX_SCRATCH_BYTES, dtype=torch.uint8, device=device)
+    # grids of 224, 224, 16, 256 and 224 CTAs (rows padded to 128); a two-pass call would leave the tags behind
+    for call, shape in enumerate([(128, 7168), (128, 7168), (1, 512), (192, 4096), (16, 7168)]):
+        x_cpu = random_x(shape, torch.bfloat16, seed=40 + call, spread=2.0)
+        if call == 0:
+            # the last CTA's partial, left in its slots for the next call: read if tags did not separate them
+            x_cpu[-1, -1] = 2.0**100
+        assert_bitwise_equal(tuple(t.cpu() for t in quantize_with_scratch(x_cpu.to(device), scratch)),
+                             formats.quantize_reference(x_cpu))
+        tags, last_tag = scratch_tags(scratch)
+        assert last_tag == call + 1 and bool((tags == call + 1).all()), (call, last_tag, tags.unique().tolist())
+    # a tag about to wrap, every slot holding that tag and a huge stale max
+    stale = (torch.full((1024,), 0xFFFFFFFF, dtype=torch.int64) << 32) | 0x7E967699  # fp32 bits of 1e38
+    scratch[: 1024 * 8].copy_(stale.view(torch.uint8).to(device))
+    scratch[1024 * 12 : 1024 * 12 + 4].fill_(0xFF)
+    x_cpu = random_x((64, 7168), torch.bfloat16, seed=50, spread=2.0)
+    assert_bitwise_equal(tuple(t.cpu() for t in quantize_with_scratch(x_cpu.to(device), scratch)),
+                         formats.quantize_reference(x_cpu))
+    tags, last_tag = scratch_tags(scratch)
+    assert last_tag == 0 and bool((tags == 0).all())
 
 
 def test_misaligned_x_is_a_clear_error():

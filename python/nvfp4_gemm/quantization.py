@@ -197,6 +197,17 @@ def _check_out(out: Quantized, x: torch.Tensor, signature: _Signature) -> None:
 
 
 _supported_devices: set[int] = set()
+# NVFP4's dynamic-scale scratch per (device, stream): zero-filled once and kept, since the one-pass kernel
+# numbers its calls in it (csrc quantize.h, AmaxScratch); the op's C++ path keeps its own the same way.
+_amax_scratch: dict[tuple[int, int], torch.Tensor] = {}
+
+
+def _amax_scratch_for(device: torch.device, index: int, stream: int) -> torch.Tensor:
+    scratch = _amax_scratch.get((index, stream))
+    if scratch is None:
+        scratch = torch.zeros(_C.QUANTIZE_AMAX_SCRATCH_BYTES, dtype=torch.uint8, device=device)
+        _amax_scratch[(index, stream)] = scratch
+    return scratch
 
 
 def _launch_cuda(
@@ -216,16 +227,17 @@ def _launch_cuda(
     # their dtype's)
     if (x.data_ptr() | out.data.data_ptr()) % 16:
         check_pointer_alignment({"x": x, "out.data": out.data})  # raises, naming the misaligned tensor
-    partials = None
+    stream = _current_stream(index)
+    scratch = None
     if global_scale is None and _has_global_scale(fmt):
-        partials = torch.empty(_C.QUANTIZE_AMAX_PARTIALS, dtype=torch.float32, device=x.device)
+        scratch = _amax_scratch_for(x.device, index, stream)
     _C.quantize(
         x.data_ptr(), INPUT_DTYPES[x.dtype], _FORMAT_CODES[fmt.name], rows, k,
         0 if global_scale is None else global_scale.data_ptr(),
         0 if partner_global_scale is None else partner_global_scale.data_ptr(),
         out.data.data_ptr(), out.scale.data_ptr(), out.global_scale.data_ptr(), out.alpha.data_ptr(),
-        0 if partials is None else partials.data_ptr(),
-        index, _current_stream(index),
+        0 if scratch is None else scratch.data_ptr(),
+        index, stream,
     )
 
 

@@ -2,12 +2,14 @@
 // scales per 16, and the global scale used. The block walk, loads and layout are quantize_common.cuh's.
 //
 // The dynamic global scale takes one more pass: `amax_kernel` writes one partial max per CTA and
-// the quantize kernel's CTAs reduce those few partials themselves (no atomics, no zeroed memory,
-// deterministic). The amax pass walks x back to front, so the front of x, which the quantize pass
-// reads first, is still in L2. It is launched with programmatic dependent launch too. An x that one
-// co-resident grid covers at one block per thread (decode) takes quantize_one_pass_kernel instead:
-// the same partials, a grid-wide barrier, x read once (quantize_common.cuh).
+// the quantize kernel's CTAs reduce those few partials themselves (no atomics, deterministic). The
+// amax pass walks x back to front, so the front of x, which the quantize pass reads first, is still
+// in L2. It is launched with programmatic dependent launch too. An x that one co-resident grid covers
+// at one block per thread (decode) takes quantize_one_pass_kernel instead: partials tagged with the
+// call's number, polled until every CTA's has arrived, x read once (quantize_common.cuh).
 #pragma once
+
+#include <type_traits>
 
 #include "nvfp4_gemm/quantize/quantize_common.cuh"
 
@@ -22,10 +24,12 @@ struct GlobalScale {
   float scale;
   float scale_over_6;  // fp32(gs / 6): a block's scale is e4m3(amax_block * scale_over_6)
   bool valid;          // positive and finite; otherwise every block is NaN
-  // On the device: a block's reciprocal r per e4m3 scale code, filled once per CTA by quantize_kernel
-  // (a table lookup instead of a division per block); on the host nullptr: r is divided out per block.
+  // On the device: a block's reciprocal r per e4m3 scale code, filled once per CTA by quantize_kernel (a
+  // table lookup instead of a division per block); on the host nullptr: r is divided out per block.
   const float* reciprocals = nullptr;
 };
+// The one-pass kernel's: one block per thread, so r is divided out there too (no table to fill first).
+struct DividingGlobalScale : GlobalScale {};
 
 // formats.global_scale_from_amax: 2688 / amax, the largest finite fp32 where that overflows, 1 for amax 0.
 NVFP4_HOST_DEVICE float global_scale_from_amax(float amax) {
@@ -51,7 +55,8 @@ __global__ void __launch_bounds__(kThreads) amax_kernel(const uint4* x, std::siz
     for (int j = 0; j < kAmaxLoadsInFlight; ++j) key = umax(key, Elements<T>::finite_key(v[j]));
   }
   for (; i < vectors; i += stride) key = umax(key, Elements<T>::finite_key(x[vectors - 1 - i]));
-  write_cta_max<T>(key, partials);
+  key = cta_max(key);
+  if (threadIdx.x == 0) partials[blockIdx.x] = Elements<T>::key_value(key);
 }
 #endif  // __CUDACC__
 
@@ -64,7 +69,9 @@ struct Nvfp4Recipe {
   static constexpr bool kScaleTable = true;
   static constexpr int kScaleCodes = 127;  // e4m3 codes 0..126: every finite non-negative scale (0x7F is NaN)
   using Context = GlobalScale;
+  using OneBlockContext = DividingGlobalScale;
 
+  NVFP4_HOST_DEVICE static float global_scale_from_amax(float amax) { return detail::global_scale_from_amax(amax); }
   NVFP4_HOST_DEVICE static GlobalScale context(float gs) {
     return {gs, div_rn(gs, Rounding::kMaxValue), gs > 0.0f && gs <= FLT_MAX};
   }
@@ -78,8 +85,9 @@ struct Nvfp4Recipe {
 
   // Per block of 16: scale = e4m3(amax * fp32(gs / 6)); r = min(gs / scale, FLT_MAX), 0 when the scale is 0;
   // code_i = sign | e2m1(|x_i| * r). A non-finite block, or any block under an invalid gs: NaN scale, codes 0.
+  template <class Context>
   NVFP4_HOST_DEVICE static std::uint32_t quantize(const float (&v)[kBlock], std::uint32_t amax_bits,
-                                                  const std::uint32_t (&signs)[2], const GlobalScale& gs,
+                                                  const std::uint32_t (&signs)[2], const Context& gs,
                                                   std::uint32_t (&words)[2]) {
     if (!gs.valid || amax_bits > kMaxFiniteBits) return Block::kScaleNanCode;
     const float amax = bits_float(amax_bits);
@@ -88,7 +96,12 @@ struct Nvfp4Recipe {
     // the hardware conversion rounds as round_magnitude<E4M3> does (nearest even, subnormals, 448 for
     // everything above); the GPU tests compare these bytes with the host's
     const std::uint32_t code = e4m3_code_satfinite(scaled);
-    const float r = gs.reciprocals[code];
+    float r;
+    if constexpr (std::is_same_v<Context, DividingGlobalScale>) {
+      r = reciprocal_of_code(gs, code);
+    } else {
+      r = gs.reciprocals[code];
+    }
 #else
     const Rounded scale = round_magnitude<E4M3>(scaled);
     const std::uint32_t code = scale.code;
@@ -103,8 +116,9 @@ struct Nvfp4Recipe {
   __device__ static float device_global_scale(const QuantizeProblem& p, int amax_partials) {
     if (amax_partials == 0) return *p.global_scale;
     std::uint32_t key = 0;  // the partials are non-negative floats: their bits order like their values
-    // through L2: the one-pass kernel's other CTAs wrote them in this same grid
-    for (int i = threadIdx.x; i < amax_partials; i += 32) key = umax(key, float_bits(__ldcg(p.amax_partials + i)));
+    for (int i = threadIdx.x; i < amax_partials; i += 32) {
+      key = umax(key, float_bits(__ldcg(p.amax_scratch->partials + i)));
+    }
     return global_scale_from_amax(bits_float(warp_max(key)));
   }
 
@@ -120,7 +134,8 @@ struct Nvfp4Recipe {
     if (ctas > static_cast<std::size_t>(kMaxAmaxPartials)) ctas = kMaxAmaxPartials;
     if (ctas < 1) ctas = 1;
     *partials = static_cast<int>(ctas);
-    return launch_with_pdl(amax_kernel<T>, *partials, stream, false, static_cast<const uint4*>(p.x), vectors, p.amax_partials);
+    return launch_with_pdl(amax_kernel<T>, *partials, stream, false, static_cast<const uint4*>(p.x), vectors,
+                           p.amax_scratch->partials);
   }
 #endif  // __CUDACC__
 

@@ -16,8 +16,21 @@ namespace nvfp4_gemm::quantize {
 
 enum class InputDtype : int { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
 
-// Scratch floats a dynamic-scale call needs in `amax_partials` (one per amax CTA).
+// Partial maxima a dynamic-scale call may write (one per CTA of its amax pass or one-pass kernel).
 constexpr int kMaxAmaxPartials = 1024;
+
+// The scratch of NVFP4's dynamic global scale, zero-filled before its first use and kept per stream by
+// the caller: the amax pass's partial maxima, and the one-pass kernel's, each tagged with its call's
+// number (one more than `last_tag`), so that a CTA can wait for every other CTA's partial by reading the
+// partials themselves: no barrier counter, no reset. Every one-pass call rewrites all the tagged slots, so
+// none holds a tag other than `last_tag` after it and the next call's tag matches no old slot, even
+// after the 32-bit tag wraps.
+struct AmaxScratch {
+  std::uint64_t tagged[kMaxAmaxPartials];  // (tag << 32) | fp32 bits of a CTA's partial max
+  float partials[kMaxAmaxPartials];
+  std::uint32_t last_tag;
+};
+constexpr int kAmaxScratchBytes = static_cast<int>(sizeof(AmaxScratch));
 
 // What the launcher's guards need of a format: values per scale (k is a multiple of it), the blocked
 // layout's tile, and whether it has a global scale (NVFP4's e4m3 scales are relative to one; MX's
@@ -60,7 +73,7 @@ struct QuantizeProblem {
   std::uint8_t* scale_blocked = nullptr;  // round_up(rows,128) * round_up(k/block,4) scale bytes, padding zero
   float* global_scale_out = nullptr;      // the global scale used (MX: 1)
   float* alpha_out = nullptr;             // 1 / (global scale * partner), rounded once from float64
-  float* amax_partials = nullptr;         // NVFP4, dynamic: kMaxAmaxPartials floats of scratch
+  AmaxScratch* amax_scratch = nullptr;   // NVFP4, dynamic: kAmaxScratchBytes, zero-filled before first use
 };
 
 // On `stream` of the current device (`sm_count` multiprocessors): one pass over x, plus one amax

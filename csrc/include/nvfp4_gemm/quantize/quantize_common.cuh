@@ -22,7 +22,6 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <cooperative_groups.h>
 #include <cuda_runtime_api.h>
 
 #include <cfloat>
@@ -429,7 +428,8 @@ struct BlockIo {
 
   // Quantize a block from its loaded bytes: the scale byte to `scale` and, inside the tensor, the codes
   // to `dst`; a padding block's scale byte is zero.
-  NVFP4_HOST_DEVICE static void quantize(const typename Recipe::Context& context, bool is_inside,
+  template <class Context>
+  NVFP4_HOST_DEVICE static void quantize(const Context& context, bool is_inside,
                                          const uint4 (&raw)[kVectors], std::uint8_t* dst, std::uint8_t* scale) {
     std::uint32_t scale_byte = 0;
     if (is_inside) {
@@ -443,7 +443,8 @@ struct BlockIo {
     }
     *scale = static_cast<std::uint8_t>(scale_byte);
   }
-  NVFP4_HOST_DEVICE static void quantize(const QuantizeProblem& p, const typename Recipe::Context& context, int row,
+  template <class Context>
+  NVFP4_HOST_DEVICE static void quantize(const QuantizeProblem& p, const Context& context, int row,
                                          int col, int cols_padded, const uint4 (&raw)[kVectors]) {
     quantize(context, inside(p, row, col), raw, codes(p, first_element(p, row, col)),
              p.scale_blocked + blocked_offset(row, col, cols_padded));
@@ -481,29 +482,45 @@ __device__ __forceinline__ std::uint32_t warp_max(std::uint32_t v) {
   return v;
 }
 
-// One CTA's max of its threads' finite keys, as a float, into partials[blockIdx.x].
-template <class T>
-__device__ void write_cta_max(std::uint32_t key, float* partials) {
+// One CTA's max of its threads' keys, in every lane of warp 0.
+__device__ __forceinline__ std::uint32_t cta_max(std::uint32_t key) {
   __shared__ std::uint32_t warp_keys[kThreads / 32];
   key = warp_max(key);
   if (threadIdx.x % 32 == 0) warp_keys[threadIdx.x / 32] = key;
   __syncthreads();
-  if (threadIdx.x < 32) {
-    key = warp_max(threadIdx.x < kThreads / 32 ? warp_keys[threadIdx.x] : 0u);
-    if (threadIdx.x == 0) partials[blockIdx.x] = Elements<T>::key_value(key);
-  }
+  return threadIdx.x < 32 ? warp_max(threadIdx.x < kThreads / 32 ? warp_keys[threadIdx.x] : 0u) : 0u;
 }
 
-// What every block of the CTA derives from the global scale: gs from the recipe (static, or dynamic
-// from amax_partials partial maxima: Recipe::device_global_scale) or 1 (MX), written out with alpha by
-// CTA 0, and the reciprocal table when the recipe has one.
-template <class Recipe>
-__device__ typename Recipe::Context cta_context(const QuantizeProblem& p, int amax_partials) {
+// Relaxed loads and stores at GPU scope: through L2, where every SM sees them, and never kept in a
+// register across a poll.
+__device__ __forceinline__ std::uint32_t load_relaxed(const std::uint32_t* p) {
+  std::uint32_t v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ std::uint64_t load_relaxed(const std::uint64_t* p) {
+  std::uint64_t v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void store_relaxed(std::uint32_t* p, std::uint32_t v) {
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void store_relaxed(std::uint64_t* p, std::uint64_t v) {
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
+}
+
+// What every block of the CTA derives from the global scale: gs from warp 0's `global_scale(Recipe{})`
+// (every lane returns it; a generic lambda, instantiated only for a recipe that has one), else 1 (MX), written out with alpha by CTA 0, and the
+// reciprocal table when the recipe has one and kTable (a CTA that quantizes one block per thread
+// divides instead: a table costs it 127 divisions and a barrier).
+template <class Recipe, bool kTable = Recipe::kScaleTable, class GlobalScale>
+__device__ typename Recipe::Context cta_context(const QuantizeProblem& p, GlobalScale global_scale) {
   float gs = 1.0f;  // no global scale: 1 (MX)
   if constexpr (Recipe::kGlobalScale) {
     __shared__ float block_gs;
     if (threadIdx.x < 32) {
-      gs = Recipe::device_global_scale(p, amax_partials);
+      gs = global_scale(Recipe{});
       if (threadIdx.x == 0) block_gs = gs;
     }
     __syncthreads();
@@ -514,7 +531,7 @@ __device__ typename Recipe::Context cta_context(const QuantizeProblem& p, int am
     *p.alpha_out = gemm_alpha(gs, p.partner_global_scale != nullptr ? *p.partner_global_scale : 1.0f);
   }
   typename Recipe::Context context = Recipe::context(gs);
-  if constexpr (Recipe::kScaleTable) {
+  if constexpr (Recipe::kScaleTable && kTable) {
     __shared__ float reciprocals[Recipe::kScaleCodes];
     for (int code = threadIdx.x; code < Recipe::kScaleCodes; code += kThreads) {
       reciprocals[code] = Recipe::reciprocal_of_code(context, code);
@@ -548,7 +565,8 @@ __global__ void __launch_bounds__(kThreads)
   // warp keeps a load in flight while it computes.
   uint4 raw[Io::kVectors] = {};
   if (col_inside && row < static_cast<unsigned>(p.rows)) Io::load(Io::source(p, element), raw);
-  const typename Recipe::Context context = cta_context<Recipe>(p, amax_partials);
+  const typename Recipe::Context context =
+      cta_context<Recipe>(p, [&](auto recipe) { return decltype(recipe)::device_global_scale(p, amax_partials); });
   if (!active) return;
   for (; row < static_cast<unsigned>(rows_padded); row += rows_per_step, element += step) {
     uint4 next[Io::kVectors] = {};
@@ -562,9 +580,12 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // A dynamic global scale over an x with no more blocks than a co-resident grid has threads (decode
-// batches): the amax and the quantize pass in one kernel, x read once. Every thread loads its block,
-// the CTAs write their partial maxima, the grid waits at one barrier (a cooperative launch), then every
-// thread quantizes the block it holds in registers.
+// batches): the amax and the quantize pass in one kernel, x read once. Every thread loads its block;
+// each CTA publishes its partial max in the scratch's tagged slots (AmaxScratch) and its warp 0 polls
+// the slots of every CTA that holds x until all carry this call's tag: one trip through L2 after the
+// last CTA's store, where a grid barrier and a read of the partials after it took three (H200, K = 7168:
+// 1.0-1.5 us less at M = 1..64). Then every thread quantizes the block it holds in registers.
+constexpr int kPollLoads = 8;  // slots a lane reads per batch: 256 CTAs' partials in one trip
 template <class Recipe, class T>
 __global__ void __launch_bounds__(kThreads) quantize_one_pass_kernel(QuantizeProblem p, int cols_padded,
                                                                      int rows_padded) {
@@ -574,13 +595,52 @@ __global__ void __launch_bounds__(kThreads) quantize_one_pass_kernel(QuantizePro
   const int t = blockIdx.x * kThreads + threadIdx.x;
   const int row = t / cols_padded;
   const int col = t % cols_padded;
+  // CTAs past x's last block hold only padding rows (zero scale bytes): they neither need the global
+  // scale nor hold it up. CTA 0 always takes part (it writes gs and alpha, also for an empty x).
+  const int data_ctas = max(1, (p.rows * cols_padded + kThreads - 1) / kThreads);
+  if (static_cast<int>(blockIdx.x) >= data_ctas) {
+    if (row < rows_padded) p.scale_blocked[blocked_offset(row, col, cols_padded)] = 0;
+    return;
+  }
+  AmaxScratch* const scratch = p.amax_scratch;
+  const std::uint32_t tag = threadIdx.x < 32 ? load_relaxed(&scratch->last_tag) + 1u : 0u;
   uint4 raw[Io::kVectors] = {};
   Io::load(p, row, col, raw);  // zeros outside x (padding rows and columns, the grid's last threads)
   std::uint32_t key = 0;
   for (int i = 0; i < Io::kVectors; ++i) key = umax(key, Elements<T>::finite_key(raw[i]));
-  write_cta_max<T>(key, p.amax_partials);
-  cooperative_groups::this_grid().sync();  // every partial written and visible
-  const typename Recipe::Context context = cta_context<Recipe>(p, gridDim.x);
+  key = cta_max(key);
+  const auto global_scale = [&](auto recipe) {
+    const std::uint64_t mine = (static_cast<std::uint64_t>(tag) << 32) | float_bits(Elements<T>::key_value(key));
+    // this CTA's slot and every data_ctas-th one after it: all slots carry this call's tag afterwards
+    for (int slot = blockIdx.x + threadIdx.x * data_ctas; slot < kMaxAmaxPartials; slot += 32 * data_ctas) {
+      store_relaxed(&scratch->tagged[slot], mine);
+    }
+    std::uint32_t max_bits = 0;  // non-negative floats: their bits order like their values
+    bool complete = false;
+    while (!complete) {
+      complete = true;
+      max_bits = 0;
+      // kPollLoads loads in flight per lane before any is compared: one trip through L2 per batch
+      for (int first = threadIdx.x; first < data_ctas; first += 32 * kPollLoads) {
+        std::uint64_t v[kPollLoads];
+#pragma unroll
+        for (int j = 0; j < kPollLoads; ++j) {
+          const int slot = first + 32 * j;
+          v[j] = slot < data_ctas ? load_relaxed(&scratch->tagged[slot]) : mine;
+        }
+#pragma unroll
+        for (int j = 0; j < kPollLoads; ++j) {
+          complete &= static_cast<std::uint32_t>(v[j] >> 32) == tag;
+          max_bits = umax(max_bits, static_cast<std::uint32_t>(v[j]));
+        }
+      }
+      complete = __all_sync(0xFFFFFFFFu, complete);
+    }
+    // every CTA has read last_tag before it stored its slot, so the next call's tag can be set now
+    if (blockIdx.x == 0 && threadIdx.x == 0) store_relaxed(&scratch->last_tag, tag);
+    return decltype(recipe)::global_scale_from_amax(bits_float(warp_max(max_bits)));
+  };
+  const typename Recipe::OneBlockContext context{cta_context<Recipe, false>(p, global_scale)};
   if (row < rows_padded) Io::quantize(p, context, row, col, cols_padded, raw);
 }
 
