@@ -483,12 +483,13 @@ __device__ __forceinline__ std::uint32_t warp_max(std::uint32_t v) {
 }
 
 // One CTA's max of its threads' keys, in every lane of warp 0.
+template <int kCtaThreads = kThreads>
 __device__ __forceinline__ std::uint32_t cta_max(std::uint32_t key) {
-  __shared__ std::uint32_t warp_keys[kThreads / 32];
+  __shared__ std::uint32_t warp_keys[kCtaThreads / 32];
   key = warp_max(key);
   if (threadIdx.x % 32 == 0) warp_keys[threadIdx.x / 32] = key;
   __syncthreads();
-  return threadIdx.x < 32 ? warp_max(threadIdx.x < kThreads / 32 ? warp_keys[threadIdx.x] : 0u) : 0u;
+  return threadIdx.x < 32 ? warp_max(threadIdx.x < kCtaThreads / 32 ? warp_keys[threadIdx.x] : 0u) : 0u;
 }
 
 // Relaxed loads and stores at GPU scope: through L2, where every SM sees them, and never kept in a
@@ -586,18 +587,19 @@ __global__ void __launch_bounds__(kThreads)
 // last CTA's store, where a grid barrier and a read of the partials after it took three (H200, K = 7168:
 // 1.0-1.5 us less at M = 1..64). Then every thread quantizes the block it holds in registers.
 constexpr int kPollLoads = 8;  // slots a lane reads per batch: 256 CTAs' partials in one trip
+constexpr int kOnePassThreads = 256;
 template <class Recipe, class T>
-__global__ void __launch_bounds__(kThreads) quantize_one_pass_kernel(QuantizeProblem p, int cols_padded,
+__global__ void __launch_bounds__(kOnePassThreads) quantize_one_pass_kernel(QuantizeProblem p, int cols_padded,
                                                                      int rows_padded) {
   using Io = BlockIo<Recipe, T>;
   wait_for_predecessor();
   allow_successor();
-  const int t = blockIdx.x * kThreads + threadIdx.x;
+  const int t = blockIdx.x * kOnePassThreads + threadIdx.x;
   const int row = t / cols_padded;
   const int col = t % cols_padded;
   // CTAs past x's last block hold only padding rows (zero scale bytes): they neither need the global
   // scale nor hold it up. CTA 0 always takes part (it writes gs and alpha, also for an empty x).
-  const int data_ctas = max(1, (p.rows * cols_padded + kThreads - 1) / kThreads);
+  const int data_ctas = max(1, (p.rows * cols_padded + kOnePassThreads - 1) / kOnePassThreads);
   if (static_cast<int>(blockIdx.x) >= data_ctas) {
     if (row < rows_padded) p.scale_blocked[blocked_offset(row, col, cols_padded)] = 0;
     return;
@@ -608,7 +610,7 @@ __global__ void __launch_bounds__(kThreads) quantize_one_pass_kernel(QuantizePro
   Io::load(p, row, col, raw);  // zeros outside x (padding rows and columns, the grid's last threads)
   std::uint32_t key = 0;
   for (int i = 0; i < Io::kVectors; ++i) key = umax(key, Elements<T>::finite_key(raw[i]));
-  key = cta_max(key);
+  key = cta_max<kOnePassThreads>(key);
   const auto global_scale = [&](auto recipe) {
     const std::uint64_t mine = (static_cast<std::uint64_t>(tag) << 32) | float_bits(Elements<T>::key_value(key));
     // this CTA's slot and every data_ctas-th one after it: all slots carry this call's tag afterwards
@@ -645,7 +647,7 @@ __global__ void __launch_bounds__(kThreads) quantize_one_pass_kernel(QuantizePro
 }
 
 // cooperative: every CTA resident at once (the grid may wait at a grid-wide barrier)
-template <class Kernel, class... Args>
+template <int kBlock = kThreads, class Kernel, class... Args>
 cudaError_t launch_with_pdl(Kernel kernel, int grid, cudaStream_t stream, bool cooperative, Args... args) {
   cudaLaunchAttribute attributes[2] = {};
   attributes[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -654,7 +656,7 @@ cudaError_t launch_with_pdl(Kernel kernel, int grid, cudaStream_t stream, bool c
   attributes[1].val.cooperative = 1;
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(grid);
-  config.blockDim = dim3(kThreads);
+  config.blockDim = dim3(kBlock);
   config.stream = stream;
   config.attrs = attributes;
   config.numAttrs = cooperative ? 2 : 1;
@@ -662,13 +664,13 @@ cudaError_t launch_with_pdl(Kernel kernel, int grid, cudaStream_t stream, bool c
 }
 
 // Resident CTAs per SM of kernel, asked once per device.
-template <auto kKernel>
+template <auto kKernel, int kBlock = kThreads>
 int resident_ctas_per_sm(int device) {
   static int cache[64] = {};
   if (device < 0 || device >= 64) return 1;
   if (cache[device] == 0) {
     int ctas = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kKernel, kThreads, 0) != cudaSuccess || ctas < 1) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kKernel, kBlock, 0) != cudaSuccess || ctas < 1) {
       ctas = 1;
     }
     cache[device] = ctas;
@@ -687,12 +689,13 @@ LaunchStatus launch(const QuantizeProblem& p, int device, int sm_count, cudaStre
   if constexpr (Recipe::kGlobalScale) {
     if (p.global_scale == nullptr) {
       constexpr auto kOnePass = quantize_one_pass_kernel<Recipe, T>;
-      const long long grid = blocks > 0 ? (blocks + kThreads - 1) / kThreads : 1;  // rows 0: gs and alpha still
+      const long long grid = blocks > 0 ? (blocks + kOnePassThreads - 1) / kOnePassThreads : 1;  // rows 0: gs and alpha still
       // at most half the grid that could be resident: the barrier must not wait on CTAs that kernels of
       // other streams (tensor parallel's NCCL) keep from starting
-      const long long resident = static_cast<long long>(sm_count) * resident_ctas_per_sm<kOnePass>(device);
+      const long long resident = static_cast<long long>(sm_count) * resident_ctas_per_sm<kOnePass, kOnePassThreads>(device);
       if (grid <= kMaxAmaxPartials && 2 * grid <= resident) {
-        const cudaError_t err = launch_with_pdl(kOnePass, static_cast<int>(grid), stream, true, p, cols_padded, rows_padded);
+        const cudaError_t err = launch_with_pdl<kOnePassThreads>(kOnePass, static_cast<int>(grid), stream, true, p, cols_padded,
+                                                                   rows_padded);
         if (err != cudaSuccess) return {false, cudaGetErrorString(err)};
         return {};
       }

@@ -233,6 +233,9 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
 
   // every weight row of the tile exists (CTA-uniform; a block must also end inside K to go unchecked)
   const bool rows_inside = n0 + kTileN <= p.n;
+  // NVFP4 tokens: launched programmatically after any kernel (launcher.cuh), which may be the one that
+  // writes the weights, so no global read comes before the wait
+  if constexpr (Tokens<TokenT>::kQuantized) wait_for_prerequisites();
   bool tokens_ready = false;
   for (int b0 = c_begin; b0 < c_end; b0 += direct::kBlockChunks) {
     const int b_end = min(b0 + direct::kBlockChunks, c_end);
@@ -244,9 +247,9 @@ __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(cons
       load_weights(std::true_type{}, wv0, ws0, b0, b_end);
     }
     if (!tokens_ready) {
-      // MX tokens: the launch depends on the MX prepass (launcher.cuh), whose bf16 tokens are complete
-      // and visible past this wait (the first weight loads already overlap it); without a programmatic
-      // dependency it returns at once.
+      // MX tokens: after the MX prepass (launcher.cuh), whose bf16 tokens are complete and visible past
+      // this wait, the first weight loads overlap it; 16-bit tokens: a plain launch, it returns at once;
+      // NVFP4 tokens: it returns at once after the wait above.
       wait_for_prerequisites();
       tokens_ready = true;
     }

@@ -169,9 +169,9 @@ struct DequantGemm {
   static constexpr int kDynamicSmemBytes = KernelOf::kSmemBytes;
   static int dynamic_smem_attribute() { return Smem::attribute(); }
 
-  // The GEMM kernel's launch. `programmatic`: programmatic dependent launch after the token prepass (it
-  // starts while the prepass runs and loads its first weights; it waits, griddepcontrol.wait, before
-  // reading the tokens). `cluster_z` > 1: thread-block clusters of that many CTAs along z (the direct
+  // The GEMM kernel's launch. `programmatic`: programmatic dependent launch (it starts while the kernel
+  // before it runs, if that kernel allows it, and waits, griddepcontrol.wait, before reading what that
+  // kernel writes; the direct kernel's first weight loads go before the wait only after our own prepass). `cluster_z` > 1: thread-block clusters of that many CTAs along z (the direct
   // kernel's splits of one tile).
   template <class Kernel, class... Args>
   static bool launch_ex(Kernel kernel, dim3 grid, int threads, int smem_bytes, cudaStream_t stream, bool programmatic,
@@ -277,11 +277,14 @@ struct DequantGemm {
       if constexpr (kMxTokens) {  // the direct kernel stages the prepass's bf16 tokens
         if (!launch_prepass(params, p, ctx.stream)) return {false, "token prepass launch failed"};
         params.a = static_cast<const std::uint8_t*>(params.tokens);
-        if (!launch_ex(kernel, grid, direct::kThreads, direct::kSmemBytes, ctx.stream, true, params.cluster_split, params)) {
-          return {false, "kernel launch failed"};
-        }
-      } else if (!launch_ex(kernel, grid, direct::kThreads, direct::kSmemBytes, ctx.stream, false, params.cluster_split,
-                            params)) {
+      }
+      // NVFP4 tokens come from the quantize op, which lets its dependents launch at its start: launched
+      // programmatically, this grid is resident and waiting when the quantize ends (the kernel reads its
+      // weights after the wait: any kernel may have written them). 16-bit tokens (weight-only) come from
+      // any kernel: a plain launch, whose first weight loads go before a wait that returns at once.
+      const bool programmatic = kMxTokens || TokenKind::kQuantized;
+      if (!launch_ex(kernel, grid, direct::kThreads, direct::kSmemBytes, ctx.stream, programmatic, params.cluster_split,
+                     params)) {
         return {false, "kernel launch failed"};
       }
     }
