@@ -100,9 +100,9 @@ def test_quantize_decode(benchmark, m, mode):
 
 
 def test_event_timing_floor_of_one_kernel(benchmark):
-    """What the decode rows' method gives one trivial kernel (an add on 16 elements): their floor. The
-    dynamic decode quantize is two kernels (amax, then quantize), so its time is measured against twice
-    this, not against zero."""
+    """What the decode rows' method gives one trivial kernel (an add on 16 elements): their floor. Every
+    decode quantize is one kernel (the dynamic scale's too, where one co-resident grid holds x), so its
+    time is measured against this, not against zero."""
     tiny = torch.zeros(16, device="cuda")
     time_decode(benchmark, lambda: tiny.add_(1), "floor: one 16-element add")
 
