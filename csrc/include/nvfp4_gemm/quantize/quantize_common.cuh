@@ -512,9 +512,9 @@ __device__ __forceinline__ void store_relaxed(std::uint64_t* p, std::uint64_t v)
 }
 
 // What every block of the CTA derives from the global scale: gs from warp 0's `global_scale(Recipe{})`
-// (every lane returns it; a generic lambda, instantiated only for a recipe that has one), else 1 (MX), written out with alpha by CTA 0, and the
-// reciprocal table when the recipe has one and kTable (a CTA that quantizes one block per thread
-// divides instead: a table costs it 127 divisions and a barrier).
+// (every lane returns it; a generic lambda, instantiated only for a recipe that has one), else 1 (MX),
+// written out with alpha by CTA 0, and the reciprocal table when the recipe has one and kTable (a CTA
+// that quantizes one block per thread divides instead: a table costs it 127 divisions and a barrier).
 template <class Recipe, bool kTable = Recipe::kScaleTable, class GlobalScale>
 __device__ typename Recipe::Context cta_context(const QuantizeProblem& p, GlobalScale global_scale) {
   float gs = 1.0f;  // no global scale: 1 (MX)
@@ -585,12 +585,14 @@ __global__ void __launch_bounds__(kThreads)
 // each CTA publishes its partial max in the scratch's tagged slots (AmaxScratch) and its warp 0 polls
 // the slots of every CTA that holds x until all carry this call's tag: one trip through L2 after the
 // last CTA's store, where a grid barrier and a read of the partials after it took three (H200, K = 7168:
-// 1.0-1.5 us less at M = 1..64). Then every thread quantizes the block it holds in registers.
+// 0.6-1.4 us less at M = 1..128). Then every thread quantizes the block it holds in registers.
 constexpr int kPollLoads = 8;  // slots a lane reads per batch: 256 CTAs' partials in one trip
+// Threads per CTA (H200, K = 7168, span at M = 1 / 128: 256 threads 3.4 / 5.3 us; 128: 3.6 / 6.1;
+// 512: 3.9 / 5.2; 1024: 3.9 / 5.9): fewer CTAs spread x over fewer SMs, more poll more slots.
 constexpr int kOnePassThreads = 256;
 template <class Recipe, class T>
-__global__ void __launch_bounds__(kOnePassThreads) quantize_one_pass_kernel(QuantizeProblem p, int cols_padded,
-                                                                     int rows_padded) {
+__global__ void __launch_bounds__(kOnePassThreads)
+    quantize_one_pass_kernel(QuantizeProblem p, int cols_padded, int rows_padded) {
   using Io = BlockIo<Recipe, T>;
   wait_for_predecessor();
   allow_successor();
@@ -646,7 +648,7 @@ __global__ void __launch_bounds__(kOnePassThreads) quantize_one_pass_kernel(Quan
   if (row < rows_padded) Io::quantize(p, context, row, col, cols_padded, raw);
 }
 
-// cooperative: every CTA resident at once (the grid may wait at a grid-wide barrier)
+// cooperative: every CTA resident at once (the one-pass kernel's CTAs wait for each other's partials)
 template <int kBlock = kThreads, class Kernel, class... Args>
 cudaError_t launch_with_pdl(Kernel kernel, int grid, cudaStream_t stream, bool cooperative, Args... args) {
   cudaLaunchAttribute attributes[2] = {};
@@ -689,13 +691,15 @@ LaunchStatus launch(const QuantizeProblem& p, int device, int sm_count, cudaStre
   if constexpr (Recipe::kGlobalScale) {
     if (p.global_scale == nullptr) {
       constexpr auto kOnePass = quantize_one_pass_kernel<Recipe, T>;
-      const long long grid = blocks > 0 ? (blocks + kOnePassThreads - 1) / kOnePassThreads : 1;  // rows 0: gs and alpha still
-      // at most half the grid that could be resident: the barrier must not wait on CTAs that kernels of
-      // other streams (tensor parallel's NCCL) keep from starting
-      const long long resident = static_cast<long long>(sm_count) * resident_ctas_per_sm<kOnePass, kOnePassThreads>(device);
+      // rows 0: one CTA still writes gs and alpha
+      const long long grid = blocks > 0 ? (blocks + kOnePassThreads - 1) / kOnePassThreads : 1;
+      // at most half the grid that could be resident: the CTAs must not wait for partials of CTAs that
+      // kernels of other streams (tensor parallel's NCCL) keep from starting
+      const long long resident =
+          static_cast<long long>(sm_count) * resident_ctas_per_sm<kOnePass, kOnePassThreads>(device);
       if (grid <= kMaxAmaxPartials && 2 * grid <= resident) {
-        const cudaError_t err = launch_with_pdl<kOnePassThreads>(kOnePass, static_cast<int>(grid), stream, true, p, cols_padded,
-                                                                   rows_padded);
+        const cudaError_t err = launch_with_pdl<kOnePassThreads>(kOnePass, static_cast<int>(grid), stream, true, p,
+                                                                   cols_padded, rows_padded);
         if (err != cudaSuccess) return {false, cudaGetErrorString(err)};
         return {};
       }

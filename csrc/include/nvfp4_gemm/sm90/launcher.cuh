@@ -171,8 +171,9 @@ struct DequantGemm {
 
   // The GEMM kernel's launch. `programmatic`: programmatic dependent launch (it starts while the kernel
   // before it runs, if that kernel allows it, and waits, griddepcontrol.wait, before reading what that
-  // kernel writes; the direct kernel's first weight loads go before the wait only after our own prepass). `cluster_z` > 1: thread-block clusters of that many CTAs along z (the direct
-  // kernel's splits of one tile).
+  // kernel writes; the direct kernel's first weight loads go before the wait only after our own
+  // prepass). `cluster_z` > 1: thread-block clusters of that many CTAs along z (the direct kernel's
+  // splits of one tile).
   template <class Kernel, class... Args>
   static bool launch_ex(Kernel kernel, dim3 grid, int threads, int smem_bytes, cudaStream_t stream, bool programmatic,
                         int cluster_z, Args... args) {
