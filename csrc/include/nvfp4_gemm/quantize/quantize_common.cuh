@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "nvfp4_gemm/quantize/quantize.h"
 
@@ -513,10 +514,11 @@ __device__ __forceinline__ void store_relaxed(std::uint64_t* p, std::uint64_t v)
 
 // What every block of the CTA derives from the global scale: gs from warp 0's `global_scale(Recipe{})`
 // (every lane returns it; a generic lambda, instantiated only for a recipe that has one), else 1 (MX),
-// written out with alpha by CTA 0, and the reciprocal table when the recipe has one and kTable (a CTA
-// that quantizes one block per thread divides instead: a table costs it 127 divisions and a barrier).
-template <class Recipe, bool kTable = Recipe::kScaleTable, class GlobalScale>
-__device__ typename Recipe::Context cta_context(const QuantizeProblem& p, GlobalScale global_scale) {
+// written out with alpha by CTA 0, as a Context: the recipe's own, with the reciprocal table when the
+// recipe has one, or its OneBlockContext (a CTA that quantizes one block per thread divides instead: a
+// table costs it 127 divisions and a barrier).
+template <class Recipe, class Context = typename Recipe::Context, class GlobalScale>
+__device__ Context cta_context(const QuantizeProblem& p, GlobalScale global_scale) {
   float gs = 1.0f;  // no global scale: 1 (MX)
   if constexpr (Recipe::kGlobalScale) {
     __shared__ float block_gs;
@@ -531,8 +533,8 @@ __device__ typename Recipe::Context cta_context(const QuantizeProblem& p, Global
     *p.global_scale_out = gs;
     *p.alpha_out = gemm_alpha(gs, p.partner_global_scale != nullptr ? *p.partner_global_scale : 1.0f);
   }
-  typename Recipe::Context context = Recipe::context(gs);
-  if constexpr (Recipe::kScaleTable && kTable) {
+  Context context{Recipe::context(gs)};
+  if constexpr (Recipe::kScaleTable && std::is_same_v<Context, typename Recipe::Context>) {
     __shared__ float reciprocals[Recipe::kScaleCodes];
     for (int code = threadIdx.x; code < Recipe::kScaleCodes; code += kThreads) {
       reciprocals[code] = Recipe::reciprocal_of_code(context, code);
@@ -644,7 +646,7 @@ __global__ void __launch_bounds__(kOnePassThreads)
     if (blockIdx.x == 0 && threadIdx.x == 0) store_relaxed(&scratch->last_tag, tag);
     return decltype(recipe)::global_scale_from_amax(bits_float(warp_max(max_bits)));
   };
-  const typename Recipe::OneBlockContext context{cta_context<Recipe, false>(p, global_scale)};
+  const auto context = cta_context<Recipe, typename Recipe::OneBlockContext>(p, global_scale);
   if (row < rows_padded) Io::quantize(p, context, row, col, cols_padded, raw);
 }
 
