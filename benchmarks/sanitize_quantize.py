@@ -16,6 +16,7 @@ CASES = [  # (shape, dtype, format, static global scale or None (NVFP4 only))
     ((7, 48), torch.float16, "nvfp4", 0.5),
     ((129, 96), torch.float32, "nvfp4", None),
     ((2, 3, 160), torch.bfloat16, "nvfp4", 2.0),
+    ((128, 7168), torch.bfloat16, "nvfp4", None),  # one pass, 512 threads per CTA (more CTAs than SMs at 256)
     ((300, 7168), torch.bfloat16, "nvfp4", None),
     ((1100, 4096), torch.bfloat16, "nvfp4", None),  # dynamic beyond one co-resident grid: two passes
     ((1, 32), torch.bfloat16, "mxfp4", None),

@@ -129,6 +129,7 @@ def device_kernel_names(fn) -> list[str]:
     "shape,kernels",
     [
         ((16, 7168), ["quantize_one_pass_kernel"]),  # decode: a co-resident grid covers every block
+        ((128, 7168), ["quantize_one_pass_kernel"]),  # with 512 threads per CTA (224 of 256 > the SMs)
         ((4096, 7168), ["amax_kernel", "quantize_kernel"]),  # beyond it: the amax pass, then the quantize pass
     ],
 )
@@ -178,7 +179,8 @@ def test_one_pass_calls_read_only_their_own_partials():
     device = supported_gpu_or_skip()
     assert _C.QUANTIZE_AMAX_SCRATCH_BYTES >= 1024 * 12 + 4
     scratch = torch.zeros(_C.QUANTIZE_AMAX_SCRATCH_BYTES, dtype=torch.uint8, device=device)
-    # grids of 224, 224, 16, 256 and 224 CTAs (rows padded to 128); a two-pass call would leave the tags behind
+    # grids of 112, 112, 16, 128 and 224 CTAs (rows padded to 128; 512 threads per CTA where 256 would need more
+    # CTAs for x than an H100/H200 has SMs); a two-pass call would leave the tags behind
     for call, shape in enumerate([(128, 7168), (128, 7168), (1, 512), (192, 4096), (16, 7168)]):
         x_cpu = random_x(shape, torch.bfloat16, seed=40 + call, spread=2.0)
         if call == 0:

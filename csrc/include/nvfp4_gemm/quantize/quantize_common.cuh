@@ -582,71 +582,85 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// A dynamic global scale over an x with no more blocks than a co-resident grid has threads (decode
-// batches): the amax and the quantize pass in one kernel, x read once. Every thread loads its block;
-// each CTA publishes its partial max in the scratch's tagged slots (AmaxScratch) and its warp 0 polls
-// the slots of every CTA that holds x until all carry this call's tag: one trip through L2 after the
-// last CTA's store, where a grid barrier and a read of the partials after it took three (H200, K = 7168:
-// 0.6-1.4 us less at M = 1..128). Then every thread quantizes the block it holds in registers.
+// The dynamic global scale inside one kernel: each CTA publishes its partial max in the scratch's slots
+// tagged with the call's number (AmaxScratch) and its warp 0 polls the slots of every CTA that holds x
+// until all carry this call's tag: one trip through L2 after the last CTA's store, where a grid barrier
+// and a read of the partials after it took three (H200, K = 7168: 0.6-1.4 us less at M = 1..128).
 constexpr int kPollLoads = 8;  // slots a lane reads per batch: 256 CTAs' partials in one trip
-// Threads per CTA (H200, K = 7168, span at M = 1 / 128: 256 threads 3.4 / 5.3 us; 128: 3.6 / 6.1;
-// 512: 3.9 / 5.2; 1024: 3.9 / 5.9): fewer CTAs spread x over fewer SMs, more poll more slots.
+
+// This call's tag (warp 0, before the CTA's partial is published).
+__device__ __forceinline__ std::uint32_t call_tag(AmaxScratch* scratch) { return load_relaxed(&scratch->last_tag) + 1u; }
+
+// Warp 0 of each of `ctas` CTAs: publish this CTA's partial (fp32 bits) under `tag`, wait for every
+// CTA's, return the largest partial's bits in every lane.
+__device__ __forceinline__ std::uint32_t await_partials(AmaxScratch* scratch, std::uint32_t tag,
+                                                        std::uint32_t partial_bits, int ctas) {
+  const std::uint64_t mine = (static_cast<std::uint64_t>(tag) << 32) | partial_bits;
+  // this CTA's slot and every ctas-th one after it: all slots carry this call's tag afterwards
+  for (int slot = blockIdx.x + threadIdx.x * ctas; slot < kMaxAmaxPartials; slot += 32 * ctas) {
+    store_relaxed(&scratch->tagged[slot], mine);
+  }
+  std::uint32_t max_bits = 0;  // non-negative floats: their bits order like their values
+  bool complete = false;
+  while (!complete) {
+    complete = true;
+    max_bits = 0;
+    // kPollLoads loads in flight per lane before any is compared: one trip through L2 per batch
+    for (int first = threadIdx.x; first < ctas; first += 32 * kPollLoads) {
+      std::uint64_t v[kPollLoads];
+#pragma unroll
+      for (int j = 0; j < kPollLoads; ++j) {
+        const int slot = first + 32 * j;
+        v[j] = slot < ctas ? load_relaxed(&scratch->tagged[slot]) : mine;
+      }
+#pragma unroll
+      for (int j = 0; j < kPollLoads; ++j) {
+        complete &= static_cast<std::uint32_t>(v[j] >> 32) == tag;
+        max_bits = umax(max_bits, static_cast<std::uint32_t>(v[j]));
+      }
+    }
+    complete = __all_sync(0xFFFFFFFFu, complete);
+  }
+  // every CTA has read last_tag before it stored its slot, so the next call's tag can be set now
+  if (blockIdx.x == 0 && threadIdx.x == 0) store_relaxed(&scratch->last_tag, tag);
+  return warp_max(max_bits);
+}
+
+// A dynamic global scale over an x with no more blocks than a co-resident grid has threads (decode
+// batches): every thread loads its block, the CTAs exchange partials (await_partials), and every thread
+// quantizes the block it holds in registers: x read once.
+// Threads per CTA: kOnePassThreads while x's CTAs are no more than the SMs, kWideOnePassThreads beyond:
+// fewer CTAs spread x over fewer SMs, more CTAs poll more slots (H200, K = 7168, span at M = 1 / 128:
+// 256 threads 3.4 / 5.3 us; 512: 3.9 / 5.2; 128: 3.6 / 6.1; 1024: 3.9 / 5.9; 2026-11-25, same session:
+// 512 at M = 96 / 128 only, 4.91-4.96 / 5.28-5.38 us where 256 took 5.10-5.12 / 5.38-5.46).
 constexpr int kOnePassThreads = 256;
-template <class Recipe, class T>
-__global__ void __launch_bounds__(kOnePassThreads)
+constexpr int kWideOnePassThreads = 512;
+template <class Recipe, class T, int kCtaThreads>
+__global__ void __launch_bounds__(kCtaThreads)
     quantize_one_pass_kernel(QuantizeProblem p, int cols_padded, int rows_padded) {
   using Io = BlockIo<Recipe, T>;
   wait_for_predecessor();
   allow_successor();
-  const int t = blockIdx.x * kOnePassThreads + threadIdx.x;
+  const int t = blockIdx.x * kCtaThreads + threadIdx.x;
   const int row = t / cols_padded;
   const int col = t % cols_padded;
   // CTAs past x's last block hold only padding rows (zero scale bytes): they neither need the global
   // scale nor hold it up. CTA 0 always takes part (it writes gs and alpha, also for an empty x).
-  const int data_ctas = max(1, (p.rows * cols_padded + kOnePassThreads - 1) / kOnePassThreads);
+  const int data_ctas = max(1, (p.rows * cols_padded + kCtaThreads - 1) / kCtaThreads);
   if (static_cast<int>(blockIdx.x) >= data_ctas) {
     if (row < rows_padded) p.scale_blocked[blocked_offset(row, col, cols_padded)] = 0;
     return;
   }
-  AmaxScratch* const scratch = p.amax_scratch;
-  const std::uint32_t tag = threadIdx.x < 32 ? load_relaxed(&scratch->last_tag) + 1u : 0u;
+  const std::uint32_t tag = threadIdx.x < 32 ? call_tag(p.amax_scratch) : 0u;
   uint4 raw[Io::kVectors] = {};
   Io::load(p, row, col, raw);  // zeros outside x (padding rows and columns, the grid's last threads)
   std::uint32_t key = 0;
   for (int i = 0; i < Io::kVectors; ++i) key = umax(key, Elements<T>::finite_key(raw[i]));
-  key = cta_max<kOnePassThreads>(key);
-  const auto global_scale = [&](auto recipe) {
-    const std::uint64_t mine = (static_cast<std::uint64_t>(tag) << 32) | float_bits(Elements<T>::key_value(key));
-    // this CTA's slot and every data_ctas-th one after it: all slots carry this call's tag afterwards
-    for (int slot = blockIdx.x + threadIdx.x * data_ctas; slot < kMaxAmaxPartials; slot += 32 * data_ctas) {
-      store_relaxed(&scratch->tagged[slot], mine);
-    }
-    std::uint32_t max_bits = 0;  // non-negative floats: their bits order like their values
-    bool complete = false;
-    while (!complete) {
-      complete = true;
-      max_bits = 0;
-      // kPollLoads loads in flight per lane before any is compared: one trip through L2 per batch
-      for (int first = threadIdx.x; first < data_ctas; first += 32 * kPollLoads) {
-        std::uint64_t v[kPollLoads];
-#pragma unroll
-        for (int j = 0; j < kPollLoads; ++j) {
-          const int slot = first + 32 * j;
-          v[j] = slot < data_ctas ? load_relaxed(&scratch->tagged[slot]) : mine;
-        }
-#pragma unroll
-        for (int j = 0; j < kPollLoads; ++j) {
-          complete &= static_cast<std::uint32_t>(v[j] >> 32) == tag;
-          max_bits = umax(max_bits, static_cast<std::uint32_t>(v[j]));
-        }
-      }
-      complete = __all_sync(0xFFFFFFFFu, complete);
-    }
-    // every CTA has read last_tag before it stored its slot, so the next call's tag can be set now
-    if (blockIdx.x == 0 && threadIdx.x == 0) store_relaxed(&scratch->last_tag, tag);
-    return decltype(recipe)::global_scale_from_amax(bits_float(warp_max(max_bits)));
-  };
-  const auto context = cta_context<Recipe, typename Recipe::OneBlockContext>(p, global_scale);
+  key = cta_max<kCtaThreads>(key);
+  const auto context = cta_context<Recipe, typename Recipe::OneBlockContext>(p, [&](auto recipe) {
+    const std::uint32_t partial = float_bits(Elements<T>::key_value(key));
+    return decltype(recipe)::global_scale_from_amax(bits_float(await_partials(p.amax_scratch, tag, partial, data_ctas)));
+  });
   if (row < rows_padded) Io::quantize(p, context, row, col, cols_padded, raw);
 }
 
@@ -682,6 +696,26 @@ int resident_ctas_per_sm(int device) {
   return cache[device];
 }
 
+// The one-pass kernel with kCtaThreads threads per CTA, where its grid may wait on itself: false (nothing
+// launched) when x has more blocks than that.
+template <class Recipe, class T, int kCtaThreads>
+bool launch_one_pass(const QuantizeProblem& p, int device, int sm_count, cudaStream_t stream, LaunchStatus* status) {
+  constexpr auto kKernel = quantize_one_pass_kernel<Recipe, T, kCtaThreads>;
+  const int cols_padded = cols_padded_of<Recipe>(p.k);
+  const int rows_padded = rows_padded_of<Recipe>(p.rows);
+  const long long blocks = static_cast<long long>(rows_padded) * cols_padded;
+  // rows 0: one CTA still writes gs and alpha
+  const long long grid = blocks > 0 ? (blocks + kCtaThreads - 1) / kCtaThreads : 1;
+  // at most half the grid that could be resident: the CTAs must not wait for partials of CTAs that
+  // kernels of other streams (tensor parallel's NCCL) keep from starting
+  const long long resident = static_cast<long long>(sm_count) * resident_ctas_per_sm<kKernel, kCtaThreads>(device);
+  if (grid > kMaxAmaxPartials || 2 * grid > resident) return false;
+  const cudaError_t err =
+      launch_with_pdl<kCtaThreads>(kKernel, static_cast<int>(grid), stream, true, p, cols_padded, rows_padded);
+  *status = err == cudaSuccess ? LaunchStatus{} : LaunchStatus{false, cudaGetErrorString(err)};
+  return true;
+}
+
 // The quantize pass, after the recipe's own pass before it (Recipe::launch_prepass: NVFP4's dynamic
 // amax, returning its partial count; 0 when there is none), or both in one pass when a dynamic global
 // scale meets an x whose blocks a co-resident grid covers (quantize_one_pass_kernel).
@@ -689,21 +723,15 @@ template <class Recipe, class T>
 LaunchStatus launch(const QuantizeProblem& p, int device, int sm_count, cudaStream_t stream) {
   const int cols_padded = cols_padded_of<Recipe>(p.k);
   const int rows_padded = rows_padded_of<Recipe>(p.rows);
-  const long long blocks = static_cast<long long>(rows_padded) * cols_padded;
   if constexpr (Recipe::kGlobalScale) {
     if (p.global_scale == nullptr) {
-      constexpr auto kOnePass = quantize_one_pass_kernel<Recipe, T>;
-      // rows 0: one CTA still writes gs and alpha
-      const long long grid = blocks > 0 ? (blocks + kOnePassThreads - 1) / kOnePassThreads : 1;
-      // at most half the grid that could be resident: the CTAs must not wait for partials of CTAs that
-      // kernels of other streams (tensor parallel's NCCL) keep from starting
-      const long long resident =
-          static_cast<long long>(sm_count) * resident_ctas_per_sm<kOnePass, kOnePassThreads>(device);
-      if (grid <= kMaxAmaxPartials && 2 * grid <= resident) {
-        const cudaError_t err = launch_with_pdl<kOnePassThreads>(kOnePass, static_cast<int>(grid), stream, true, p,
-                                                                   cols_padded, rows_padded);
-        if (err != cudaSuccess) return {false, cudaGetErrorString(err)};
-        return {};
+      LaunchStatus status;
+      // x's own blocks count (the padding rows' CTAs only write zeros and leave)
+      const long long x_blocks = static_cast<long long>(p.rows) * cols_padded;
+      const bool wide = (x_blocks + kOnePassThreads - 1) / kOnePassThreads > sm_count;
+      if (wide ? launch_one_pass<Recipe, T, kWideOnePassThreads>(p, device, sm_count, stream, &status)
+               : launch_one_pass<Recipe, T, kOnePassThreads>(p, device, sm_count, stream, &status)) {
+        return status;
       }
     }
   }
