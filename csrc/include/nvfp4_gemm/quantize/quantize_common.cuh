@@ -696,8 +696,8 @@ int resident_ctas_per_sm(int device) {
   return cache[device];
 }
 
-// The one-pass kernel with kCtaThreads threads per CTA, where its grid may wait on itself: false (nothing
-// launched) when x has more blocks than that.
+// The one-pass kernel at kCtaThreads threads per CTA, if its grid is small enough for its CTAs to wait on
+// each other (below); otherwise false, nothing launched.
 template <class Recipe, class T, int kCtaThreads>
 bool launch_one_pass(const QuantizeProblem& p, int device, int sm_count, cudaStream_t stream, LaunchStatus* status) {
   constexpr auto kKernel = quantize_one_pass_kernel<Recipe, T, kCtaThreads>;
