@@ -30,6 +30,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "nvfp4_gemm/launch_kernel.h"
 #include "nvfp4_gemm/quantize/quantize.h"
 
 #ifdef __CUDACC__
@@ -664,22 +665,9 @@ __global__ void __launch_bounds__(kCtaThreads)
   if (row < rows_padded) Io::quantize(p, context, row, col, cols_padded, raw);
 }
 
-// cooperative: every CTA resident at once (the one-pass kernel's CTAs wait for each other's partials)
-template <int kBlock = kThreads, class Kernel, class... Args>
-cudaError_t launch_with_pdl(Kernel kernel, int grid, cudaStream_t stream, bool cooperative, Args... args) {
-  cudaLaunchAttribute attributes[2] = {};
-  attributes[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attributes[0].val.programmaticStreamSerializationAllowed = 1;
-  attributes[1].id = cudaLaunchAttributeCooperative;
-  attributes[1].val.cooperative = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(grid);
-  config.blockDim = dim3(kBlock);
-  config.stream = stream;
-  config.attrs = attributes;
-  config.numAttrs = cooperative ? 2 : 1;
-  return cudaLaunchKernelEx(&config, kernel, args...);
-}
+// The package's kernels after a quantize may start while it runs (programmatic dependent launch), and
+// so may a quantize after the kernel before it.
+constexpr LaunchAttributes kProgrammatic{/*programmatic=*/true};
 
 // Resident CTAs per SM of kernel, asked once per device.
 template <auto kKernel, int kBlock = kThreads>
@@ -710,8 +698,10 @@ bool launch_one_pass(const QuantizeProblem& p, int device, int sm_count, cudaStr
   // kernels of other streams (tensor parallel's NCCL) keep from starting
   const long long resident = static_cast<long long>(sm_count) * resident_ctas_per_sm<kKernel, kCtaThreads>(device);
   if (grid > kMaxAmaxPartials || 2 * grid > resident) return false;
-  const cudaError_t err =
-      launch_with_pdl<kCtaThreads>(kKernel, static_cast<int>(grid), stream, true, p, cols_padded, rows_padded);
+  // cooperative: every CTA resident at once (they wait for each other's partials)
+  const cudaError_t err = launch_kernel(kKernel, dim3(static_cast<unsigned>(grid)), dim3(kCtaThreads), 0, stream,
+                                        LaunchAttributes{/*programmatic=*/true, /*cooperative=*/true}, p, cols_padded,
+                                        rows_padded);
   *status = err == cudaSuccess ? LaunchStatus{} : LaunchStatus{false, cudaGetErrorString(err)};
   return true;
 }
@@ -752,8 +742,8 @@ LaunchStatus launch(const QuantizeProblem& p, int device, int sm_count, cudaStre
     const cudaError_t err = Recipe::template launch_prepass<T>(p, sm_count, stream, &partials);
     if (err != cudaSuccess) return {false, cudaGetErrorString(err)};
   }
-  const cudaError_t err = launch_with_pdl(quantize_kernel<Recipe, T>, grid, stream, false, p, partials,
-                                          static_cast<int>(rows_per_step), cols_padded, rows_padded);
+  const cudaError_t err = launch_kernel(quantize_kernel<Recipe, T>, dim3(grid), dim3(kThreads), 0, stream, kProgrammatic, p,
+                                        partials, static_cast<int>(rows_per_step), cols_padded, rows_padded);
   if (err != cudaSuccess) return {false, cudaGetErrorString(err)};
   return {};
 }

@@ -11,6 +11,7 @@
 
 #include "nvfp4_gemm/dynamic_smem.h"
 #include "nvfp4_gemm/kernel_entry.h"
+#include "nvfp4_gemm/launch_kernel.h"
 #include "nvfp4_gemm/problem.h"
 #include "nvfp4_gemm/sm90/direct_gemm.cuh"
 #include "nvfp4_gemm/sm90/token_prepass.cuh"
@@ -169,34 +170,6 @@ struct DequantGemm {
   static constexpr int kDynamicSmemBytes = KernelOf::kSmemBytes;
   static int dynamic_smem_attribute() { return Smem::attribute(); }
 
-  // The GEMM kernel's launch. `programmatic`: programmatic dependent launch (it starts while the kernel
-  // before it runs, if that kernel allows it, and waits, griddepcontrol.wait, before reading what that
-  // kernel writes; the direct kernel's first weight loads go before the wait only after our own
-  // prepass). `cluster_z` > 1: thread-block clusters of that many CTAs along z (the direct kernel's
-  // splits of one tile).
-  template <class Kernel, class... Args>
-  static bool launch_ex(Kernel kernel, dim3 grid, int threads, int smem_bytes, cudaStream_t stream, bool programmatic,
-                        int cluster_z, Args... args) {
-    cudaLaunchConfig_t config{};
-    config.gridDim = grid;
-    config.blockDim = dim3(threads);
-    config.dynamicSmemBytes = smem_bytes;
-    config.stream = stream;
-    cudaLaunchAttribute attributes[2] = {};
-    int count = 0;
-    if (programmatic) {
-      attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      attributes[count++].val.programmaticStreamSerializationAllowed = 1;
-    }
-    if (cluster_z > 1) {
-      attributes[count].id = cudaLaunchAttributeClusterDimension;
-      attributes[count++].val.clusterDim = {1, 1, static_cast<unsigned>(cluster_z)};
-    }
-    config.attrs = attributes;
-    config.numAttrs = count;
-    return cudaLaunchKernelEx(&config, kernel, args...) == cudaSuccess;
-  }
-
   // The token prepass into the workspace (params.tokens): one thread per 32-token segment.
   static bool launch_prepass(const DequantGemmParams& params, const GemmProblem& p, cudaStream_t stream) {
     const long long segments = static_cast<long long>(p.l) * p.m * (p.k / prepass::kSegmentK);
@@ -269,7 +242,9 @@ struct DequantGemm {
         return {false, "cuTensorMapEncodeTiled failed for the prepass's 16-bit tokens"};
       }
       if (!launch_prepass(params, p, ctx.stream)) return {false, "token prepass launch failed"};
-      if (!launch_ex(kernel, grid, Shape::kThreads, Shape::kSmemBytes, ctx.stream, true, 1, params, tokens_map)) {
+      // programmatic: it starts while the prepass runs and waits for its tokens before the first token copy
+      if (launch_kernel(kernel, grid, dim3(Shape::kThreads), Shape::kSmemBytes, ctx.stream, LaunchAttributes{/*programmatic=*/true},
+                        params, tokens_map) != cudaSuccess) {
         return {false, "kernel launch failed"};
       }
     } else {
@@ -284,8 +259,10 @@ struct DequantGemm {
       // weights after the wait: any kernel may have written them). 16-bit tokens (weight-only) come from
       // any kernel: a plain launch, whose first weight loads go before a wait that returns at once.
       const bool programmatic = kMxTokens || TokenKind::kQuantized;
-      if (!launch_ex(kernel, grid, direct::kThreads, direct::kSmemBytes, ctx.stream, programmatic, params.cluster_split,
-                     params)) {
+      // cluster_split > 1: the splits of a tile are one thread-block cluster along z
+      const LaunchAttributes attributes{programmatic, /*cooperative=*/false, params.cluster_split};
+      if (launch_kernel(kernel, grid, dim3(direct::kThreads), direct::kSmemBytes, ctx.stream, attributes, params) !=
+          cudaSuccess) {
         return {false, "kernel launch failed"};
       }
     }
