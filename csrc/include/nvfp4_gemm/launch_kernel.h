@@ -18,6 +18,7 @@ struct LaunchAttributes {
   // > 1: thread-block clusters of that many CTAs along z
   int cluster_z = 1;
 };
+constexpr LaunchAttributes kProgrammaticLaunch{/*programmatic=*/true};
 
 template <class Kernel, class... Args>
 cudaError_t launch_kernel(Kernel kernel, dim3 grid, dim3 block, int dynamic_smem_bytes, cudaStream_t stream,

@@ -134,8 +134,8 @@ struct Nvfp4Recipe {
     if (ctas > static_cast<std::size_t>(kMaxAmaxPartials)) ctas = kMaxAmaxPartials;
     if (ctas < 1) ctas = 1;
     *partials = static_cast<int>(ctas);
-    return launch_kernel(amax_kernel<T>, dim3(static_cast<unsigned>(ctas)), dim3(kThreads), 0, stream, kProgrammatic,
-                         static_cast<const uint4*>(p.x), vectors, p.amax_scratch->partials);
+    return launch_kernel(amax_kernel<T>, dim3(static_cast<unsigned>(ctas)), dim3(kThreads), 0, stream,
+                         kProgrammaticLaunch, static_cast<const uint4*>(p.x), vectors, p.amax_scratch->partials);
   }
 #endif  // __CUDACC__
 

@@ -665,10 +665,6 @@ __global__ void __launch_bounds__(kCtaThreads)
   if (row < rows_padded) Io::quantize(p, context, row, col, cols_padded, raw);
 }
 
-// The package's kernels after a quantize may start while it runs (programmatic dependent launch), and
-// so may a quantize after the kernel before it.
-constexpr LaunchAttributes kProgrammatic{/*programmatic=*/true};
-
 // Resident CTAs per SM of kernel, asked once per device.
 template <auto kKernel, int kBlock = kThreads>
 int resident_ctas_per_sm(int device) {
@@ -742,8 +738,11 @@ LaunchStatus launch(const QuantizeProblem& p, int device, int sm_count, cudaStre
     const cudaError_t err = Recipe::template launch_prepass<T>(p, sm_count, stream, &partials);
     if (err != cudaSuccess) return {false, cudaGetErrorString(err)};
   }
-  const cudaError_t err = launch_kernel(quantize_kernel<Recipe, T>, dim3(grid), dim3(kThreads), 0, stream, kProgrammatic, p,
-                                        partials, static_cast<int>(rows_per_step), cols_padded, rows_padded);
+  // programmatic, as every quantize kernel: it may start while the kernel before it runs, and the GEMM
+  // after it while it runs (both wait before they read what the kernel before them writes)
+  const cudaError_t err = launch_kernel(quantize_kernel<Recipe, T>, dim3(grid), dim3(kThreads), 0, stream,
+                                        kProgrammaticLaunch, p, partials, static_cast<int>(rows_per_step), cols_padded,
+                                        rows_padded);
   if (err != cudaSuccess) return {false, cudaGetErrorString(err)};
   return {};
 }

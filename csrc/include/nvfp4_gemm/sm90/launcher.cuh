@@ -243,7 +243,7 @@ struct DequantGemm {
       }
       if (!launch_prepass(params, p, ctx.stream)) return {false, "token prepass launch failed"};
       // programmatic: it starts while the prepass runs and waits for its tokens before the first token copy
-      if (launch_kernel(kernel, grid, dim3(Shape::kThreads), Shape::kSmemBytes, ctx.stream, LaunchAttributes{/*programmatic=*/true},
+      if (launch_kernel(kernel, grid, dim3(Shape::kThreads), Shape::kSmemBytes, ctx.stream, kProgrammaticLaunch,
                         params, tokens_map) != cudaSuccess) {
         return {false, "kernel launch failed"};
       }
