@@ -6,7 +6,8 @@ Every timed (wgmma config, split_k) candidate of every shape with M > 16 (decode
 kernel) is one equation of the model in nvfp4_gemm/sm90_model.py:
 
     us = fixed[tile] + per_stage[tile] * waves * ceil(stages / split)
-         + (split > 1) * (split_fixed + split_reduction * (split - 1) * M * N / 1e6)
+         + (global split) * (split_fixed + split_reduction * (split - 1) * M * N / 1e6)
+         + (cluster split) * cluster_split_fixed
 
 solved by least squares (relative error: every equation divided by its measured time). Prints the
 constants to paste into `sm90_model.WGMMA_COST`, then, per shape, the model's pick (among the measured
@@ -49,21 +50,22 @@ def _rows(paths: list[str]):
                 yield (m, n, k), sm_count, candidates
 
 
-def fit(paths: list[str]) -> tuple[dict, float, float]:
+def fit(paths: list[str]) -> tuple[dict, float, float, float]:
+    """(WGMMA_COST, SPLIT_FIXED_US, SPLIT_REDUCTION_US_PER_MELEMENT, CLUSTER_SPLIT_FIXED_US)."""
     tiles = sorted({(c.tile[0], c.tile[1]) for c in load_table().configs if c.family == "sm90" and c.mma == "wgmma"})
     column = {tile: i for i, tile in enumerate(tiles)}
     a_rows, b = [], []
     for (m, n, k), sm_count, candidates in _rows(paths):
         for config, split, us in candidates:
-            stage_term, split_term, reduction_term = sm90_model.wgmma_terms(config, m, n, k, 1, split, sm_count)
-            row = [0.0] * (2 * len(tiles) + 2)
+            row = [0.0] * (2 * len(tiles) + 3)
             i = column[(config.tile[0], config.tile[1])]
-            row[2 * i], row[2 * i + 1], row[-2], row[-1] = 1.0, stage_term, split_term, reduction_term
+            row[2 * i] = 1.0
+            row[2 * i + 1], row[-3], row[-2], row[-1] = sm90_model.wgmma_terms(config, m, n, k, 1, split, sm_count)
             a_rows.append([x / us for x in row])
             b.append(1.0)
     solution, *_ = np.linalg.lstsq(np.array(a_rows), np.array(b), rcond=None)
     cost = {tile: (round(float(solution[2 * i]), 2), round(float(solution[2 * i + 1]), 4)) for tile, i in column.items()}
-    return cost, round(float(solution[-2]), 2), round(float(solution[-1]), 2)
+    return cost, round(float(solution[-3]), 2), round(float(solution[-2]), 2), round(float(solution[-1]), 2)
 
 
 def check(paths: list[str]) -> float:
@@ -87,7 +89,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--check-only", action="store_true")
     args = parser.parse_args(argv)
     if not args.check_only:
-        cost, split_fixed, reduction = fit(args.sweeps)
+        cost, split_fixed, reduction, cluster_fixed = fit(args.sweeps)
         print(f"fitted on {sum(len(c) for *_, c in _rows(args.sweeps))} timings")
         print("WGMMA_COST = {")
         for tile, (fixed, per_stage) in cost.items():
@@ -95,9 +97,11 @@ def main(argv: list[str]) -> int:
         print("}")
         print(f"SPLIT_FIXED_US = {split_fixed}")
         print(f"SPLIT_REDUCTION_US_PER_MELEMENT = {reduction}")
+        print(f"CLUSTER_SPLIT_FIXED_US = {cluster_fixed}")
         sm90_model.WGMMA_COST.update(cost)
         sm90_model.SPLIT_FIXED_US = split_fixed
         sm90_model.SPLIT_REDUCTION_US_PER_MELEMENT = reduction
+        sm90_model.CLUSTER_SPLIT_FIXED_US = cluster_fixed
     worst = check(args.sweeps)
     print(f"worst slowdown of the model's pick against the measured best: x{worst:.3f}")
     return 0 if worst <= 1.10 else 1

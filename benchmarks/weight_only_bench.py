@@ -9,7 +9,8 @@ CUDA events, L2 flushed, warm-up, median, every baseline in the same run.
         [--weights nvfp4|mxfp4]
 
 `--weights mxfp4`: MXFP4 weights (ue8m0 per 32) with bf16 activations, `bf16xmxfp4`; no W4A4 column (MX
-quantize has no CUDA kernel).
+quantize has no CUDA kernel). `--json`'s rows carry every candidate's time, as `sweep_hopper.py`'s do:
+`benchmarks/fit_sm90_model.py` fits the sm90 model to either.
 
 Bars (issue 14, H200): W4A16 layer / bf16 at M = 1..16 >= 2.5x (geomean), at M = 64..128 >= 1.5x.
 """
@@ -82,6 +83,9 @@ def run_shape(m: int, n: int, k: int, dtype: torch.dtype, iters: int, weights: s
                     iters=iters,
                 ).median_us
         best = min(timed, key=timed.get)
+        # every candidate, keyed as in benchmarks/sweep_hopper.py (benchmarks/fit_sm90_model.py reads both)
+        row["shape"] = [m, n, k]
+        row["candidates"] = {f"{name}:{split}": us for (name, split), us in timed.items()}
         row["best"] = f"{best[0]} split {best[1]}"
         row["best_us"] = timed[best]
         row["resolver_us"] = timed.get((chosen.config.name, chosen.split_k))

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from .configs import Config
 
-__all__ = ["grid_y_rows", "launch_grid", "pick", "split_for", "wgmma_terms", "wgmma_predict_us"]
+__all__ = [
+    "grid_y_rows", "launch_grid", "pick", "split_for", "wgmma_cluster_route", "wgmma_terms", "wgmma_predict_us",
+]
 
 # direct decode kernel (csrc/include/nvfp4_gemm/sm90/direct_gemm.cuh): __launch_bounds__(256, 2), 64 KB of
 # shared memory -> 2 resident CTAs per SM; a split should fill its loads in flight, so it gets at least 4 K
@@ -21,12 +23,15 @@ DIRECT_CTAS_PER_SM = 2
 DIRECT_MIN_CHUNKS_PER_SPLIT = 4
 
 # wgmma kernel (wgmma_gemm.cuh, one CTA per SM): a cost model fitted by benchmarks/fit_sm90_model.py to
-# every candidate a Hopper sweep timed (benchmarks/sweep_hopper.py):
+# every candidate a Hopper sweep timed (benchmarks/sweep_hopper.py, benchmarks/weight_only_bench.py):
 #   us = fixed[tile] + per_stage[tile] * waves * ceil(stages / split)
-#        + (split > 1) * (split_fixed + split_reduction * (split - 1) * M * N / 1e6),
+#        + (global split) * (split_fixed + split_reduction * (split - 1) * M * N / 1e6)
+#        + (cluster split) * cluster_split_fixed,
 # waves = ceil(tiles * split / SMs). fixed: the prepass, launch, pipeline fill and epilogue; per_stage: one
-# 128-K stage of one CTA; split_fixed: the split-K epilogue's partial tile round trip and counter;
-# split_reduction: the partials the last split reads back.
+# 128-K stage of one CTA; split_fixed: the global split-K epilogue's partial tile round trip and counter;
+# split_reduction: the partials the last split reads back; cluster_split_fixed: the split-K epilogue
+# inside a thread-block cluster (two cluster barriers and distributed shared memory reads), which the
+# launcher takes for splits of 2..8 where the grid's clusters are all resident (wgmma_cluster_route).
 WGMMA_COST = {
     (64, 128): (5.74, 0.6018),
     (64, 256): (8.82, 0.9805),
@@ -36,8 +41,29 @@ WGMMA_COST = {
 }
 SPLIT_FIXED_US = 7.37
 SPLIT_REDUCTION_US_PER_MELEMENT = 6.09
+CLUSTER_SPLIT_FIXED_US = 7.37
 # The wgmma split counts the model weighs (each also within the config's own bound, Config.max_split_k).
 MAX_SPLIT = 16
+
+# The cluster split-K route (csrc/include/nvfp4_gemm/sm90/launcher.cuh, cluster_split): splits of 2..8
+# (the portable cluster size) where every cluster of the grid is resident at once. Resident wgmma CTAs
+# (one per SM) as clusters of each size, cudaOccupancyMaxActiveClusters x size on the 132-SM H100 and H200
+# (benchmarks/probes/cluster_occupancy.cu); clusters stay inside a GPC, so a GPU of another SM count is
+# taken as 8 GPCs of equal size.
+MAX_CLUSTER_SPLIT = 8
+WGMMA_CLUSTER_CTAS_132 = {2: 132, 3: 126, 4: 128, 5: 120, 6: 120, 7: 112, 8: 128}
+
+
+def wgmma_cluster_capacity(split_k: int, sm_count: int) -> int:
+    """wgmma CTAs resident at once as thread-block clusters of `split_k` (2..8)."""
+    if sm_count == 132:
+        return WGMMA_CLUSTER_CTAS_132[split_k]
+    return 8 * (sm_count // 8 // split_k) * split_k
+
+
+def wgmma_cluster_route(tiles: int, split_k: int, sm_count: int) -> bool:
+    """Whether the launcher reduces this grid's splits inside thread-block clusters."""
+    return 2 <= split_k <= MAX_CLUSTER_SPLIT and tiles * split_k <= wgmma_cluster_capacity(split_k, sm_count)
 
 
 def launch_grid(config: Config, m: int, n: int, l: int, split_k: int) -> tuple[int, int, int]:
@@ -63,20 +89,26 @@ def _direct_split(config: Config, m: int, n: int, k: int, l: int, sm_count: int)
     )
 
 
-def wgmma_terms(config: Config, m: int, n: int, k: int, l: int, split_k: int, sm_count: int) -> tuple[float, float, float]:
-    """The wgmma cost model's variables for one (config, split_k): (waves x stages per CTA, 1 if split
-    else 0, (split - 1) x M x N / 1e6). The model is linear in them; the fit reads them too."""
+def wgmma_terms(config: Config, m: int, n: int, k: int, l: int, split_k: int,
+                sm_count: int) -> tuple[float, float, float, float]:
+    """The wgmma cost model's variables for one (config, split_k): (waves x stages per CTA, 1 if a split
+    reduced through global partials, (split - 1) x M x N / 1e6 for those, 1 if a split reduced inside
+    clusters). The model is linear in them; the fit reads them too."""
     tiles = -(-n // config.tile[1]) * -(-m // config.tile[0]) * l
     waves = -(-tiles * split_k // sm_count)
     stages = -(-k // config.tile[2])
-    return waves * -(-stages // split_k), float(split_k > 1), (split_k - 1) * m * n * l / 1e6
+    in_cluster = wgmma_cluster_route(tiles, split_k, sm_count)
+    through_partials = split_k > 1 and not in_cluster
+    return (waves * -(-stages // split_k), float(through_partials),
+            (split_k - 1) * m * n * l / 1e6 if through_partials else 0.0, float(in_cluster))
 
 
 def wgmma_predict_us(config: Config, m: int, n: int, k: int, l: int, split_k: int, sm_count: int) -> float:
     """The fitted wgmma cost model's time for one (config, split_k) (see WGMMA_COST)."""
     fixed, per_stage = WGMMA_COST[(config.tile[0], config.tile[1])]
-    stage_term, split_term, reduction_term = wgmma_terms(config, m, n, k, l, split_k, sm_count)
-    return fixed + per_stage * stage_term + SPLIT_FIXED_US * split_term + SPLIT_REDUCTION_US_PER_MELEMENT * reduction_term
+    stage_term, split_term, reduction_term, cluster_term = wgmma_terms(config, m, n, k, l, split_k, sm_count)
+    return (fixed + per_stage * stage_term + SPLIT_FIXED_US * split_term
+            + SPLIT_REDUCTION_US_PER_MELEMENT * reduction_term + CLUSTER_SPLIT_FIXED_US * cluster_term)
 
 
 def _wgmma_best_split(config: Config, m: int, n: int, k: int, l: int, sm_count: int) -> tuple[int, float]:

@@ -16,9 +16,9 @@
 //     the order of its terms, only that both sides agree and each term has its own scale;
 //   * split-K over gridDim.z with a deterministic reduction: every split writes its FP32 partial
 //     tile to the scratch workspace; the last split to arrive (per-tile counter, in a zeroed
-//     counter array of its own) adds them in split order and leaves the counter zero. (The direct
-//     kernel's splits of 2..8 add the same sums in the same order inside a thread-block cluster
-//     where the grid's clusters fit: direct_gemm.cuh, finish_tile_in_cluster.)
+//     counter array of its own) adds them in split order and leaves the counter zero. (Splits of
+//     2..8 add the same sums in the same order inside a thread-block cluster where the grid's
+//     clusters fit: finish_tile_in_cluster.)
 // The kernels: direct_gemm.cuh (decode), token_prepass.cuh + wgmma_gemm.cuh (everything larger);
 // launcher.cuh runs them.
 #pragma once
@@ -33,6 +33,8 @@
 
 #include <cute/arch/mma_sm90_desc.hpp>
 #include <cute/arch/mma_sm90_gmma.hpp>
+
+#include <cooperative_groups.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -397,8 +399,8 @@ struct DequantGemmParams {
   long long a_scale_batch;  // bytes of blocked scales per batch
   long long b_scale_batch;
   int scale_cols_padded;    // round_up(k / 16, 4)
-  int cluster_split;        // direct kernel: > 1 = the split_k CTAs of a tile are one thread-block cluster
-                            // and add their tiles through distributed shared memory (no partials)
+  int cluster_split;        // > 1: the split_k CTAs of a tile are one thread-block cluster and add
+                            // their tiles through distributed shared memory (no partials)
 };
 
 // The output tile and the K stages one CTA owns: blockIdx = (weight tile, token tile, batch * split_k
@@ -522,6 +524,51 @@ __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* t
                              *reinterpret_cast<const float4*>(tile + token * kTilePitch_ + col), scale, product_rescale);
     }
   }
+}
+
+// The largest split the cluster route takes: the portable thread-block cluster size.
+constexpr int kMaxClusterSplit = 8;
+
+// Split-K epilogue of a tile whose p.cluster_split CTAs form one thread-block cluster: every CTA's FP32
+// tile [token][weight] (pitch kTileN + 4) stays in its shared memory; each CTA adds its share of the
+// tile's 4-column groups over all the cluster's tiles in split order (the order of the global
+// reduction: bitwise the same sums) and writes them out. Two cluster barriers replace the partials'
+// write, fence, counter and read-back through L2. Every thread of every CTA of the cluster calls it
+// (or the two barriers: cluster_barriers_of_epilogue).
+template <int kTileM, int kNumThreads, class ElementOut, int kTileN = detail::kTileN>
+__device__ __forceinline__ void finish_tile_in_cluster(const DequantGemmParams& p, const float* tile, int tid,
+                                                       float product_rescale) {
+  namespace cg = cooperative_groups;
+  constexpr int kGroups = kTileN / 4;
+  constexpr int kPitch = kTileN + 4;
+  cg::cluster_group cluster = cg::this_cluster();
+  const CtaWork work = cta_work<kTileM, kTileN>(p);
+  const int splits = p.cluster_split, rank = static_cast<int>(cluster.block_rank());
+  const float scale = output_scale(p, product_rescale);
+  ElementOut* out = static_cast<ElementOut*>(p.out) + static_cast<long long>(work.batch) * p.m * p.n;
+  cluster.sync();  // every split's tile is complete and visible to the cluster
+  const int g0 = rank * kGroups / splits, groups = (rank + 1) * kGroups / splits - g0;
+  for (int i = tid; i < kTileM * groups; i += kNumThreads) {
+    const int token = i / groups, col = (g0 + i % groups) * 4;
+    if (work.m0 + token < p.m && work.n0 + col < p.n) {
+      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+      for (int s = 0; s < splits; ++s) {
+        add4(sum, *reinterpret_cast<const float4*>(cluster.map_shared_rank(tile, s) + token * kPitch + col));
+      }
+      store_out4<ElementOut>(p, out + static_cast<long long>(work.m0 + token) * p.n, work.n0 + col, sum, scale,
+                             product_rescale);
+    }
+  }
+  cluster.sync();  // no CTA leaves (its shared memory) while another still reads its tile
+}
+
+// The cluster barriers of finish_tile_in_cluster, for threads of the CTA that take no share of the sums
+// (the wgmma kernel's producer warpgroup): a cluster barrier counts every thread of the cluster.
+__device__ __forceinline__ void cluster_barriers_of_epilogue() {
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();
+  cluster.sync();
 }
 
 template <int kSlots>

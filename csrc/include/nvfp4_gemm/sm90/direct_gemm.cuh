@@ -3,8 +3,6 @@
 
 #include "nvfp4_gemm/sm90/common.cuh"
 
-#include <cooperative_groups.h>
-
 #include <type_traits>
 
 namespace nvfp4_gemm::sm90 {
@@ -42,38 +40,7 @@ constexpr int kTilePitch = detail::kTileN + 4;  // floats per token row of the e
 __device__ __forceinline__ int quad_offset(int chunk, int word, int token, int t) {
   return (((chunk * kWords + word) * 16 + token) * 4 + t) * kQuadWords;
 }
-constexpr int kMaxClusterSplit = 8;             // portable thread-block cluster size
 }  // namespace direct
-
-// Split-K epilogue of a tile whose p.cluster_split CTAs form one thread-block cluster: every CTA's FP32
-// tile stays in its shared memory; each CTA adds its share of the tile's 4-column groups over all the
-// cluster's tiles in split order (the order of the global reduction: bitwise the same sums) and writes
-// them out. Two cluster barriers replace the partials' write, fence, counter and read-back through L2.
-template <int kTileM, int kNumThreads, class ElementOut>
-__device__ __forceinline__ void finish_tile_in_cluster(const DequantGemmParams& p, float* tile, int tid,
-                                                       float product_rescale) {
-  namespace cg = cooperative_groups;
-  constexpr int kGroups = detail::kTileN / 4;
-  cg::cluster_group cluster = cg::this_cluster();
-  const CtaWork work = cta_work<kTileM>(p);
-  const int splits = p.cluster_split, rank = static_cast<int>(cluster.block_rank());
-  const float scale = output_scale(p, product_rescale);
-  ElementOut* out = static_cast<ElementOut*>(p.out) + static_cast<long long>(work.batch) * p.m * p.n;
-  cluster.sync();  // every split's tile is complete and visible to the cluster
-  const int g0 = rank * kGroups / splits, groups = (rank + 1) * kGroups / splits - g0;
-  for (int i = tid; i < kTileM * groups; i += kNumThreads) {
-    const int token = i / groups, col = (g0 + i % groups) * 4;
-    if (work.m0 + token < p.m && work.n0 + col < p.n) {
-      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-      for (int s = 0; s < splits; ++s) {
-        add4(sum, *reinterpret_cast<const float4*>(cluster.map_shared_rank(tile, s) + token * direct::kTilePitch + col));
-      }
-      store_out4<ElementOut>(p, out + static_cast<long long>(work.m0 + token) * p.n, work.n0 + col, sum, scale,
-                             product_rescale);
-    }
-  }
-  cluster.sync();  // no CTA leaves (its shared memory) while another still reads its tile
-}
 
 template <int kTileM, class ElementOut, class TokenT, class WeightBlock>
 __global__ void __launch_bounds__(direct::kThreads, 2) direct_decode_kernel(const DequantGemmParams p) {

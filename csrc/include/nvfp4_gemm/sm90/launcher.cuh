@@ -116,24 +116,23 @@ struct DequantGemm {
     return {};
   }
 
-  // Direct kernel, split_k 2..8: the splits of a tile form one thread-block cluster and reduce through
-  // distributed shared memory (finish_tile_in_cluster) where every cluster of the grid can be resident at
-  // once (cudaOccupancyMaxActiveClusters, asked once per device and split); otherwise, as for larger
+  // split_k 2..8: the splits of a tile form one thread-block cluster and reduce through distributed
+  // shared memory (finish_tile_in_cluster) where every cluster of the grid can be resident at once
+  // (cudaOccupancyMaxActiveClusters, asked once per device, kernel and split); otherwise, as for larger
   // splits, through the global partials (the workspace always holds them). Clusters placed per GPC hold
-  // fewer CTAs than the SMs' slots: 8192x28672 at split 4 (256 CTAs) ran 48.7 -> 73.6 us as clusters,
-  // 7168x7168 (224 CTAs) 16.2 -> 15.5 us (docs/perf_notes.md, "Hopper v8").
+  // fewer CTAs than the SMs' slots: the direct kernel's 8192x28672 at split 4 (256 CTAs) ran 48.7 -> 73.6
+  // us as clusters, 7168x7168 (224 CTAs) 16.2 -> 15.5 us (docs/perf_notes.md, "Hopper v8"); the wgmma
+  // kernel's global route costs ~7 us per call (the sm90 model's split term; "Hopper v9").
   template <class Kernel>
-  static bool cluster_split(Kernel kernel, const dim3& grid, int split_k, int device) {
-    if (kKind != Kind::kDirect || split_k < 2 || split_k > direct::kMaxClusterSplit || device < 0 || device >= 64) {
-      return false;
-    }
-    static int fitting[64][direct::kMaxClusterSplit + 1] = {};  // resident clusters + 1 (0: not asked yet)
+  static bool cluster_split(Kernel kernel, const dim3& grid, int threads, int smem_bytes, int split_k, int device) {
+    if (split_k < 2 || split_k > kMaxClusterSplit || device < 0 || device >= 64) return false;
+    static int fitting[64][kMaxClusterSplit + 1] = {};  // resident clusters + 1 (0: not asked yet)
     int& cached = fitting[device][split_k];
     if (cached == 0) {
       cudaLaunchConfig_t config{};
       config.gridDim = dim3(1, 1, split_k);
-      config.blockDim = dim3(direct::kThreads);
-      config.dynamicSmemBytes = direct::kSmemBytes;
+      config.blockDim = dim3(threads);
+      config.dynamicSmemBytes = smem_bytes;
       cudaLaunchAttribute attribute{};
       attribute.id = cudaLaunchAttributeClusterDimension;
       attribute.val.clusterDim = {1, 1, static_cast<unsigned>(split_k)};
@@ -241,15 +240,19 @@ struct DequantGemm {
                              kTileM)) {
         return {false, "cuTensorMapEncodeTiled failed for the prepass's 16-bit tokens"};
       }
+      params.cluster_split =
+          cluster_split(kernel, grid, Shape::kThreads, Shape::kSmemBytes, split_k, ctx.device_id) ? split_k : 0;
       if (!launch_prepass(params, p, ctx.stream)) return {false, "token prepass launch failed"};
       // programmatic: it starts while the prepass runs and waits for its tokens before the first token copy
-      if (launch_kernel(kernel, grid, dim3(Shape::kThreads), Shape::kSmemBytes, ctx.stream, kProgrammaticLaunch,
-                        params, tokens_map) != cudaSuccess) {
+      const LaunchAttributes attributes{/*programmatic=*/true, /*cooperative=*/false, params.cluster_split};
+      if (launch_kernel(kernel, grid, dim3(Shape::kThreads), Shape::kSmemBytes, ctx.stream, attributes, params,
+                        tokens_map) != cudaSuccess) {
         return {false, "kernel launch failed"};
       }
     } else {
       auto kernel = direct_decode_kernel<kTileM, ElementOut, GemmTokenT, WeightBlock>;
-      params.cluster_split = cluster_split(kernel, grid, split_k, ctx.device_id) ? split_k : 0;
+      params.cluster_split =
+          cluster_split(kernel, grid, direct::kThreads, direct::kSmemBytes, split_k, ctx.device_id) ? split_k : 0;
       if constexpr (kMxTokens) {  // the direct kernel stages the prepass's bf16 tokens
         if (!launch_prepass(params, p, ctx.stream)) return {false, "token prepass launch failed"};
         params.a = static_cast<const std::uint8_t*>(params.tokens);

@@ -145,6 +145,7 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
       mbar_arrive_on_copies(&full[pos.slot]);
       pos.advance();
     }
+    if (p.cluster_split > 1) cluster_barriers_of_epilogue();
   } else {
     // ---------------- consumer warpgroups ----------------
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(S::kConsumerRegs));
@@ -261,8 +262,13 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
           tile[token * (kTileN + 4) + weight] = acc[mt][nt * 4 + c];
         }
     NamedSync<256>{}();  // the FP32 tile is complete
-    finish_tile<kTileM, 256, ElementOut, NamedSync<256>, kTileN>(p, tile, tid - S::kProducerThreads, NamedSync<256>{},
-                                                                Tokens<TokenT>::kRescale * W::kRescale);
+    constexpr float kProductRescale = Tokens<TokenT>::kRescale * W::kRescale;
+    if (p.cluster_split > 1) {
+      finish_tile_in_cluster<kTileM, 256, ElementOut, kTileN>(p, tile, tid - S::kProducerThreads, kProductRescale);
+    } else {
+      finish_tile<kTileM, 256, ElementOut, NamedSync<256>, kTileN>(p, tile, tid - S::kProducerThreads, NamedSync<256>{},
+                                                                  kProductRescale);
+    }
   }
 }
 
