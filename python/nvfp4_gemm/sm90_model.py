@@ -5,7 +5,8 @@ family's configs that accept the shape, `split_for` chooses the split-K count of
 (M <= 16 tokens) runs the direct kernel, which fills the SMs' CTA slots with splits; from M = 17 up the
 wgmma configs are ranked by a cost model fitted to measured timings. Where the choices and constants
 come from (the measurements, their dates, how close the picks are to the measured best):
-docs/perf_notes.md, "Hopper v5" and "Hopper v6" ("The resolver's sm90 model").
+docs/perf_notes.md, "Hopper v5", "Hopper v6" ("The resolver's sm90 model") and "Hopper v9" (the cluster
+split-K route and the constants below).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ DIRECT_CTAS_PER_SM = 2
 DIRECT_MIN_CHUNKS_PER_SPLIT = 4
 
 # wgmma kernel (wgmma_gemm.cuh, one CTA per SM): a cost model fitted by benchmarks/fit_sm90_model.py to
-# every candidate a Hopper sweep timed (benchmarks/sweep_hopper.py, benchmarks/weight_only_bench.py):
+# every candidate a Hopper sweep timed (benchmarks/sweep_hopper.py, benchmarks/weight_only_bench.py; the
+# constants below: 624 timings of NVFP4 and bf16 x NVFP4 at M = 64..2048 on the H200, 2026-11-25,
+# docs/h200-2026-11-25c/, whose picks are within 1.9 % of the measured best on each of their 46 shapes):
 #   us = fixed[tile] + per_stage[tile] * waves * ceil(stages / split)
 #        + (global split) * (split_fixed + split_reduction * (split - 1) * M * N / 1e6)
 #        + (cluster split) * cluster_split_fixed,
@@ -33,15 +36,15 @@ DIRECT_MIN_CHUNKS_PER_SPLIT = 4
 # inside a thread-block cluster (two cluster barriers and distributed shared memory reads), which the
 # launcher takes for splits of 2..8 where the grid's clusters are all resident (wgmma_cluster_route).
 WGMMA_COST = {
-    (64, 128): (5.74, 0.6018),
-    (64, 256): (8.82, 0.9805),
-    (128, 128): (6.5, 0.8065),
-    (128, 256): (12.99, 1.4295),
-    (256, 128): (8.4, 1.411),
+    (64, 128): (5.33, 0.6183),
+    (64, 256): (6.73, 1.0227),
+    (128, 128): (5.57, 0.8392),
+    (128, 256): (9.88, 1.4959),
+    (256, 128): (8.35, 1.4),
 }
-SPLIT_FIXED_US = 7.37
-SPLIT_REDUCTION_US_PER_MELEMENT = 6.09
-CLUSTER_SPLIT_FIXED_US = 7.37
+SPLIT_FIXED_US = 7.46
+SPLIT_REDUCTION_US_PER_MELEMENT = 5.91
+CLUSTER_SPLIT_FIXED_US = 4.48
 # The wgmma split counts the model weighs (each also within the config's own bound, Config.max_split_k).
 MAX_SPLIT = 16
 
@@ -51,7 +54,7 @@ MAX_SPLIT = 16
 # (benchmarks/probes/cluster_occupancy.cu); clusters stay inside a GPC, so a GPU of another SM count is
 # taken as 8 GPCs of equal size.
 MAX_CLUSTER_SPLIT = 8
-WGMMA_CLUSTER_CTAS_132 = {2: 132, 3: 126, 4: 128, 5: 120, 6: 120, 7: 112, 8: 128}
+WGMMA_CLUSTER_CTAS_132 = {2: 132, 3: 117, 4: 120, 5: 110, 6: 102, 7: 105, 8: 120}
 
 
 def wgmma_cluster_capacity(split_k: int, sm_count: int) -> int:

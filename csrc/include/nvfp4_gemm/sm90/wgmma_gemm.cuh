@@ -19,7 +19,8 @@ namespace nvfp4_gemm::sm90 {
 // "Hopper v6"). Per k64 half of a stage the consumers dequantize their weights into one of two
 // fragment sets and issue one batch of wgmmas; the sets alternate, so one half's dequantization
 // overlaps the previous half's wgmmas (wgmma.wait_group 1, never 0 in the loop). No CTA-wide barrier
-// in the main loop.
+// in the main loop. Split-K: inside a thread-block cluster where the launcher makes one
+// (finish_tile_in_cluster; the producers join its two cluster barriers), else through the partials.
 template <int kTileM, int kTileN, int kScaleTiles = 2>
 struct WgmmaShape {
   static_assert(kTileN == 128 || kTileN == 256, "weight tile is 128 or 256 rows");
