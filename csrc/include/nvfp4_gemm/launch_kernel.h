@@ -47,4 +47,26 @@ cudaError_t launch_kernel(Kernel kernel, dim3 grid, dim3 block, int dynamic_smem
   return cudaLaunchKernelEx(&config, kernel, args...);
 }
 
+// Thread-block clusters of `cluster_z` CTAs (along z) of `kernel` that the GPU keeps resident at once, at
+// `threads` per CTA and `dynamic_smem_bytes` (above 48 KB the kernel must have opted in first); 0 where the
+// query fails (its error cleared).
+template <class Kernel>
+int resident_clusters(Kernel kernel, int threads, int dynamic_smem_bytes, int cluster_z) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(1, 1, static_cast<unsigned>(cluster_z));
+  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.dynamicSmemBytes = static_cast<std::size_t>(dynamic_smem_bytes);
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim = {1, 1, static_cast<unsigned>(cluster_z)};
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return clusters;
+}
+
 }  // namespace nvfp4_gemm

@@ -128,23 +128,8 @@ struct DequantGemm {
     if (split_k < 2 || split_k > kMaxClusterSplit || device < 0 || device >= 64) return false;
     static int fitting[64][kMaxClusterSplit + 1] = {};  // resident clusters + 1 (0: not asked yet)
     int& cached = fitting[device][split_k];
-    if (cached == 0) {
-      cudaLaunchConfig_t config{};
-      config.gridDim = dim3(1, 1, split_k);
-      config.blockDim = dim3(threads);
-      config.dynamicSmemBytes = smem_bytes;
-      cudaLaunchAttribute attribute{};
-      attribute.id = cudaLaunchAttributeClusterDimension;
-      attribute.val.clusterDim = {1, 1, static_cast<unsigned>(split_k)};
-      config.attrs = &attribute;
-      config.numAttrs = 1;
-      int clusters = 0;
-      if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
-        cudaGetLastError();  // clear it: the global reduction serves
-        clusters = 0;
-      }
-      cached = clusters + 1;
-    }
+    // a failed query counts as no cluster resident: the global reduction serves
+    if (cached == 0) cached = resident_clusters(kernel, threads, smem_bytes, split_k) + 1;
     const long long ctas = static_cast<long long>(grid.x) * grid.y * grid.z;
     return ctas <= static_cast<long long>(cached - 1) * split_k;
   }
