@@ -683,10 +683,9 @@ int resident_ctas_per_sm(int device) {
 // The one-pass kernel at kCtaThreads threads per CTA, if its grid is small enough for its CTAs to wait on
 // each other (below); otherwise false, nothing launched.
 template <class Recipe, class T, int kCtaThreads>
-bool launch_one_pass(const QuantizeProblem& p, int device, int sm_count, cudaStream_t stream, LaunchStatus* status) {
+bool launch_one_pass(const QuantizeProblem& p, int cols_padded, int rows_padded, int device, int sm_count,
+                     cudaStream_t stream, LaunchStatus* status) {
   constexpr auto kKernel = quantize_one_pass_kernel<Recipe, T, kCtaThreads>;
-  const int cols_padded = cols_padded_of<Recipe>(p.k);
-  const int rows_padded = rows_padded_of<Recipe>(p.rows);
   const long long blocks = static_cast<long long>(rows_padded) * cols_padded;
   // rows 0: one CTA still writes gs and alpha
   const long long grid = blocks > 0 ? (blocks + kCtaThreads - 1) / kCtaThreads : 1;
@@ -715,8 +714,10 @@ LaunchStatus launch(const QuantizeProblem& p, int device, int sm_count, cudaStre
       // x's own blocks count (the padding rows' CTAs only write zeros and leave)
       const long long x_blocks = static_cast<long long>(p.rows) * cols_padded;
       const bool wide = (x_blocks + kOnePassThreads - 1) / kOnePassThreads > sm_count;
-      if (wide ? launch_one_pass<Recipe, T, kWideOnePassThreads>(p, device, sm_count, stream, &status)
-               : launch_one_pass<Recipe, T, kOnePassThreads>(p, device, sm_count, stream, &status)) {
+      if (wide ? launch_one_pass<Recipe, T, kWideOnePassThreads>(p, cols_padded, rows_padded, device, sm_count, stream,
+                                                                  &status)
+               : launch_one_pass<Recipe, T, kOnePassThreads>(p, cols_padded, rows_padded, device, sm_count, stream,
+                                                             &status)) {
         return status;
       }
     }

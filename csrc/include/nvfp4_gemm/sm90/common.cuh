@@ -48,6 +48,10 @@ constexpr int kTileN = 128;         // weight rows per CTA
 constexpr int kStageK = 128;        // FP4 elements per pipeline stage
 constexpr int kStageBytes = 64;     // raw bytes per row per stage
 constexpr int kScaleChunk = 512;    // one 128x4 tile of the blocked scale layout
+// Floats per token row of the epilogue's FP32 tile [token][weight] in shared memory (4 past the weight
+// rows: the kernels' fragment stores spread over the banks).
+template <int kTileN>
+constexpr int kEpiloguePitch = kTileN + 4;
 
 __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
@@ -467,7 +471,7 @@ __device__ __forceinline__ void store_out4(const DequantGemmParams& p, ElementOu
   }
 }
 
-// Epilogue shared by both kernels: the CTA's FP32 tile [token][weight] (pitch kTileN + 4 floats,
+// Epilogue shared by both kernels: the CTA's FP32 tile [token][weight] (pitch kEpiloguePitch floats,
 // in shared memory, complete for every epilogue thread) -> split-K partials / reduction -> output.
 // `tid` counts the kNumThreads epilogue threads from 0; `product_rescale` undoes the operands' factors
 // (Tokens<...>::kRescale x Weights<...>::kRescale).
@@ -475,7 +479,7 @@ template <int kTileM, int kNumThreads, class ElementOut, class Sync, int kTileN 
 __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* tile, int tid, Sync sync,
                                             float product_rescale) {
   using namespace detail;
-  constexpr int kTilePitch_ = kTileN + 4;
+  constexpr int kPitch = kEpiloguePitch<kTileN>;
   const CtaWork work = cta_work<kTileM, kTileN>(p);
   const int n0 = work.n0, m0 = work.m0, batch = work.batch, split = work.split;
   const float scale = output_scale(p, product_rescale);
@@ -490,7 +494,7 @@ __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* t
       const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
       if (m0 + token < p.m && n0 + col < p.n) {
         *reinterpret_cast<float4*>(partial + static_cast<long long>(m0 + token) * p.n + n0 + col) =
-            *reinterpret_cast<const float4*>(tile + token * kTilePitch_ + col);
+            *reinterpret_cast<const float4*>(tile + token * kPitch + col);
       }
     }
     __threadfence();
@@ -509,7 +513,7 @@ __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* t
                              static_cast<long long>(m0 + token) * p.n + n0 + col;
           add4(sum, __ldcg(reinterpret_cast<const float4*>(src)));
         }
-        *reinterpret_cast<float4*>(tile + token * kTilePitch_ + col) = sum;
+        *reinterpret_cast<float4*>(tile + token * kPitch + col) = sum;
       }
     }
     if (tid == 0) p.counters[tile_id] = 0;  // ready for the next launch (and CUDA-graph replays)
@@ -521,7 +525,7 @@ __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* t
     const int token = i / (kTileN / 4), col = (i % (kTileN / 4)) * 4;
     if (m0 + token < p.m && n0 + col < p.n) {
       store_out4<ElementOut>(p, out + static_cast<long long>(m0 + token) * p.n, n0 + col,
-                             *reinterpret_cast<const float4*>(tile + token * kTilePitch_ + col), scale, product_rescale);
+                             *reinterpret_cast<const float4*>(tile + token * kPitch + col), scale, product_rescale);
     }
   }
 }
@@ -530,7 +534,7 @@ __device__ __forceinline__ void finish_tile(const DequantGemmParams& p, float* t
 constexpr int kMaxClusterSplit = 8;
 
 // Split-K epilogue of a tile whose p.cluster_split CTAs form one thread-block cluster: every CTA's FP32
-// tile [token][weight] (pitch kTileN + 4) stays in its shared memory; each CTA adds its share of the
+// tile [token][weight] (pitch kEpiloguePitch) stays in its shared memory; each CTA adds its share of the
 // tile's 4-column groups over all the cluster's tiles in split order (the order of the global
 // reduction: bitwise the same sums) and writes them out. Two cluster barriers replace the partials'
 // write, fence, counter and read-back through L2. Every thread of every CTA of the cluster calls it
@@ -540,7 +544,7 @@ __device__ __forceinline__ void finish_tile_in_cluster(const DequantGemmParams& 
                                                        float product_rescale) {
   namespace cg = cooperative_groups;
   constexpr int kGroups = kTileN / 4;
-  constexpr int kPitch = kTileN + 4;
+  constexpr int kPitch = detail::kEpiloguePitch<kTileN>;
   cg::cluster_group cluster = cg::this_cluster();
   const CtaWork work = cta_work<kTileM, kTileN>(p);
   const int splits = p.cluster_split, rank = static_cast<int>(cluster.block_rank());

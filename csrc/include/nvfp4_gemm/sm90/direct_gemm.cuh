@@ -34,7 +34,7 @@ constexpr int kBlockChunks = 16;                // chunks per token block in sha
 constexpr int kQuadWords = 4;                   // fp16 pairs of one (chunk, word, token, t) quad
 constexpr int kTokenBlockWords = kBlockChunks * kWords * 16 * 4 * kQuadWords;
 constexpr int kSmemBytes = kTokenBlockWords * 4;  // 64 KB: two CTAs per SM
-constexpr int kTilePitch = detail::kTileN + 4;  // floats per token row of the epilogue tile
+constexpr int kTilePitch = detail::kEpiloguePitch<detail::kTileN>;
 // Quads of one (chunk, word) are 16 tokens x 4 lanes x 16 bytes in lane order: a warp's reads of one
 // word, and a staging warp's writes, cover contiguous bytes (no bank conflicts).
 __device__ __forceinline__ int quad_offset(int chunk, int word, int token, int t) {

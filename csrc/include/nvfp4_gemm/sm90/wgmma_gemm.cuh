@@ -42,7 +42,7 @@ struct WgmmaShape {
   static constexpr int kScaleW = (kMTiles * kScaleBytes + 1023) / 1024 * 1024;  // slots stay 1 KB aligned (TMA swizzle)
   static constexpr int kSlotBytes = kTokBytes + kRawW + kScaleW;
   static_assert(kSlotBytes % 1024 == 0, "each slot's tokens start on a 128-byte swizzle atom");
-  static constexpr int kEpilogueSmem = kTileM * (kTileN + 4) * 4;
+  static constexpr int kEpilogueSmem = kTileM * detail::kEpiloguePitch<kTileN> * 4;
   static constexpr int kRingBudget = 226 * 1024;
   static constexpr int kSlots = kRingBudget / kSlotBytes > 8 ? 8 : kRingBudget / kSlotBytes;
   static constexpr int kMainSmem = kSlots * kSlotBytes;
@@ -260,7 +260,7 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
         for (int c = 0; c < 4; ++c) {
           const int weight = 128 * mt + weight_row0 + g + (c >> 1) * 8;
           const int token = nt * 8 + 2 * t + (c & 1);
-          tile[token * (kTileN + 4) + weight] = acc[mt][nt * 4 + c];
+          tile[token * kEpiloguePitch<kTileN> + weight] = acc[mt][nt * 4 + c];
         }
     NamedSync<256>{}();  // the FP32 tile is complete
     constexpr float kProductRescale = Tokens<TokenT>::kRescale * W::kRescale;
