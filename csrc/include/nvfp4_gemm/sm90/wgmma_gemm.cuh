@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
     for (int i = 0; i < R; ++i) {
       // one cp.async-tracking arrival per producer thread, plus the token TMA's expect_tx arrival
       mbar_init(&full[i], S::kProducerThreads + 1);
-      mbar_init(&empty[i], 8);  // one arrival per consumer warp
+      mbar_init(&empty[i], 256);  // one arrival per consumer thread
     }
   }
   __syncthreads();
@@ -165,8 +165,11 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
 #pragma unroll
       for (int i = 0; i < kTileM / 2; ++i) acc[mt][i] = 0.0f;
     std::uint32_t frag[2][MT][4][4];  // two sets (k64 halves) x m-tiles x 4 k16 steps
-    // Slot descriptors differ only in the start address (bits 0-13, address / 16): computed once.
+    // Slot descriptors differ only in the start address (bits 0-13 of the low word, address / 16, which
+    // never carries into bit 14): one 32-bit add per wgmma.
     const std::uint64_t desc_ring = sw128_descriptor(ring);
+    const std::uint32_t desc_lo = static_cast<std::uint32_t>(desc_ring);
+    const std::uint64_t desc_hi = desc_ring & 0xFFFFFFFF00000000ull;
 
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
@@ -179,20 +182,30 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
       mbar_wait(&full[slot], pos.phase);
       const std::uint8_t* base = ring + slot * S::kSlotBytes + S::kTokBytes;
       const std::uint8_t* scale_b = base + S::kRawW;
+      const std::uint32_t slot_desc_lo = desc_lo + static_cast<std::uint32_t>(slot * S::kSlotBytes) / 16;
+      // Both k64 halves' raw weights and scale words are read from shared memory first, so that their
+      // latency is not waited out in front of each half's dequantization.
+      // raw: rows 0-7 / 8-15 of segments 2 half and 2 half + 1 of each m-tile; scale words: columns
+      // 4 half .. + 3 of rows g, g + 8
+      std::uint32_t raw[2][MT][4], scale_words[2][MT][2];
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        // raw: rows 0-7 / 8-15 of segments 2 half and 2 half + 1 of each m-tile; scale words: columns
-        // 4 half .. + 3 of rows g, g + 8
+      for (int half = 0; half < 2; ++half)
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
-          std::uint32_t raw[4];
-          ldmatrix_x4(raw, base + (ld_row + 128 * mt) * kStageBytes + (((2 * half + (lane >> 4)) ^ ld_swz) << 4));
+          ldmatrix_x4(raw[half][mt],
+                      base + (ld_row + 128 * mt) * kStageBytes + (((2 * half + (lane >> 4)) ^ ld_swz) << 4));
           // NVFP4: tile `half` of the stage, bytes t / 2 and t / 2 + 2; MX: the stage's one tile, bytes 2 half
           // and 2 half + 1 (segments 2 half and 2 half + 1 have a scale each)
           const std::uint8_t* block = scale_b + mt * kScaleBytes + (kScaleTiles == 2 ? half * kScaleChunk : 0);
-          const std::uint32_t wg = *reinterpret_cast<const std::uint32_t*>(block + sc_g);
-          const std::uint32_t wg8 = *reinterpret_cast<const std::uint32_t*>(block + sc_g8);
-          std::uint32_t picked = __byte_perm(wg, wg8, kScaleTiles == 2 ? scale_pick : 0x5410u + 0x2222u * half);
+          scale_words[half][mt][0] = *reinterpret_cast<const std::uint32_t*>(block + sc_g);
+          scale_words[half][mt][1] = *reinterpret_cast<const std::uint32_t*>(block + sc_g8);
+        }
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          std::uint32_t picked = __byte_perm(scale_words[half][mt][0], scale_words[half][mt][1],
+                                             kScaleTiles == 2 ? scale_pick : 0x5410u + 0x2222u * half);
           if constexpr (kScaleTiles == 1) {
             // segments past K (zero-filled weights) take scale 1, whatever the layout's padding holds: a
             // ue8m0 code 0 there would read as NaN (Weights<MxFormat>) and 0 x NaN is NaN
@@ -204,8 +217,8 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
 #pragma unroll
           for (int sub = 0; sub < 2; ++sub) {  // segment 2 half + sub, scale column 2 (2 half + sub) + t / 2
             std::uint32_t h[2][4];
-            W::dequant(raw[2 * sub + 0], sub ? Element::high2(sc_lo) : Element::low2(sc_lo), h[0]);
-            W::dequant(raw[2 * sub + 1], sub ? Element::high2(sc_hi) : Element::low2(sc_hi), h[1]);
+            W::dequant(raw[half][mt][2 * sub + 0], sub ? Element::high2(sc_lo) : Element::low2(sc_lo), h[0]);
+            W::dequant(raw[half][mt][2 * sub + 1], sub ? Element::high2(sc_hi) : Element::low2(sc_hi), h[1]);
 #pragma unroll
             for (int step = 0; step < 2; ++step) {
               std::uint32_t* f = frag[half][mt][2 * sub + step];
@@ -229,16 +242,17 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
-            const std::uint64_t b = desc_ring + ((slot * S::kSlotBytes + half * (kTileM * 128) + j * 32) >> 4);
+            const std::uint64_t b = desc_hi | (slot_desc_lo + (half * (kTileM * 128) + j * 32) / 16);
             wgmma_rs<kTileM, Mma>(frag[half][mt][j], b, acc[mt], std::make_index_sequence<kTileM / 2>{});
           }
         cute::warpgroup_commit_batch();
         // at most this k64 half's wgmmas stay in flight: the other fragment set is free again
         cute::warpgroup_wait<1>();
         if (half == 0 && s > 0) {
-          // every wgmma of stage s - 1 has completed and its raw bytes were read long ago: release its slot
-          __syncwarp();
-          if (lane == 0) mbar_arrive(&empty[prev_slot]);
+          // every wgmma of stage s - 1 has completed and its raw bytes were read long ago: release its
+          // slot. Every thread arrives for its own reads (a warp's one arrival after __syncwarp orders
+          // them as well, but compute-sanitizer's racecheck follows only a thread's own arrival).
+          mbar_arrive(&empty[prev_slot]);
         }
       }
       prev_slot = slot;
