@@ -1,0 +1,16 @@
+set -o pipefail
+L=$OUT/log.txt
+nvidia-smi --query-gpu=name,driver_version --format=csv > $L
+use() { cp scratch/$1/common.cuh scratch/$1/wgmma_gemm.cuh csrc/include/nvfp4_gemm/sm90/; }
+for v in w_head w_ss; do
+  use $v
+  source benchmarks/device_build.sh 90a >> $L 2>&1 || { tail -30 $OUT/build.log >> $L; exit 1; }
+  pkg=$(python3 -c "import nvfp4_gemm,os;print(os.path.dirname(nvfp4_gemm.__file__))")
+  rm -rf /tmp/pkg_$v && mkdir -p /tmp/pkg_$v && cp -r $pkg /tmp/pkg_$v/
+done
+echo "== tests (w_ss)" >> $L
+timeout 240 python3 -m pytest tests/test_weight_only.py tests/test_gpu.py tests/test_mx_hopper.py tests/test_sass.py -q -x -p no:cacheprovider 2>&1 | tail -25 >> $L
+for r in 1 2; do for v in w_ss w_head; do
+  echo "== weight_only_bench $v round $r" >> $L
+  PYTHONPATH=/tmp/pkg_$v:/tmp/site timeout 150 python3 benchmarks/weight_only_bench.py --m 64,128 --iters 30 --json $OUT/w4a16_${v}_$r.json >> $L 2>&1; tail -2 $L
+done; done
