@@ -1,12 +1,14 @@
 // The rate of the sm90 wgmma kernel's MMA alone, on data that never changes: m64nNk16 bf16 wgmmas with the
 // A operand in registers (RS, the kernel's way: dequantized weights) or in shared memory (SS), N = the token
-// tile, by one or more warpgroups per SM, with or without ALU work between the batches that writes the next
-// batch's fragments (as the kernel's dequantization does). Batches of four k16 wgmmas, one batch in flight
+// tile, by one or more warpgroups per SM, with or without ALU work before each batch that computes its
+// fragments (as the kernel's dequantization does). Batches of four k16 wgmmas, one batch in flight
 // while the next is prepared (wgmma.wait_group 1), as in csrc/include/nvfp4_gemm/sm90/wgmma_gemm.cuh.
 // Prints MACs per clock and SM against the H100/H200 dense bf16 peak of 2048 (989 TFLOP/s at 1.83 GHz on
 // 132 SMs).
-//   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icsrc/include -I<cutlass>/include \
-//        -o /tmp/wgmma_rate benchmarks/probes/wgmma_rate.cu && /tmp/wgmma_rate
+//   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icsrc/include -I<build>/generated/include \
+//        -I<cutlass>/include -o /tmp/wgmma_rate benchmarks/probes/wgmma_rate.cu && /tmp/wgmma_rate
+// (<build>/generated/include: the package build's generated dtypes.h; <cutlass>: the nvidia-cutlass wheel's
+// cutlass_library/source/include)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
