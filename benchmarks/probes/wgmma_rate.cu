@@ -2,7 +2,11 @@
 // A operand in registers (RS, the kernel's way: dequantized weights) or in shared memory (SS), N = the token
 // tile, by one or more warpgroups per SM, with or without ALU work before each batch that computes its
 // fragments (as the kernel's dequantization does). Batches of four k16 wgmmas, one batch in flight
-// while the next is prepared (wgmma.wait_group 1), as in csrc/include/nvfp4_gemm/sm90/wgmma_gemm.cuh.
+// while the next is prepared (wgmma.wait_group 1). The ALU work reads registers of its own (as the kernel's
+// dequantization reads its raw weight words), or, in the rows marked "in-flight A", the A fragments of
+// the batch still in flight: that form (this probe's first version) makes ptxas interleave the ALU work
+// between the batch's wgmmas and nearly double its instructions (249 against 135 per iteration at ALU 2),
+// which is what its lower rate measured (perf notes, "Hopper v12").
 // Prints MACs per clock and SM against the H100/H200 dense bf16 peak of 2048 (989 TFLOP/s at 1.83 GHz on
 // 132 SMs).
 //   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icsrc/include -I<build>/generated/include \
@@ -42,7 +46,7 @@ constexpr int kSmemBytes = 64 * 1024;
 // kAluPerWord: rounds of dependent bit operations (a rotate-and-mask, ~3 instructions) per fragment
 // register between batches (0: none); the kernel's dequantization spends ~7 instructions per fragment
 // register (perf notes, "Hopper v10"), i.e. about ALU 2.
-template <bool kSS, int N, int kWarpgroups, int kAluPerWord>
+template <bool kSS, int N, int kWarpgroups, int kAluPerWord, bool kAluReadsInFlightA = false>
 __global__ void __launch_bounds__(128 * kWarpgroups, 1) wgmma_rate(float* sink, long long* cycles, int iters) {
   extern __shared__ __align__(1024) std::uint8_t smem[];
   for (int i = threadIdx.x; i < kSmemBytes / 4; i += blockDim.x) reinterpret_cast<std::uint32_t*>(smem)[i] = 0;
@@ -54,6 +58,12 @@ __global__ void __launch_bounds__(128 * kWarpgroups, 1) wgmma_rate(float* sink, 
 #pragma unroll
   for (int i = 0; i < N / 2; ++i) acc[i] = 0.0f;
   std::uint32_t frag[2][4][4];
+  std::uint32_t kept = 0;
+  std::uint32_t words[4][4];  // the ALU work's own inputs (the kernel's raw weight words)
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) words[j][r] = threadIdx.x * (j + 7) * (r + 5) & 0x00FF00FFu;
 #pragma unroll
   for (int s = 0; s < 2; ++s)
 #pragma unroll
@@ -67,16 +77,17 @@ __global__ void __launch_bounds__(128 * kWarpgroups, 1) wgmma_rate(float* sink, 
 #pragma unroll
     for (int set = 0; set < 2; ++set) {
       if constexpr (kAluPerWord > 0) {
-        // this set's fragments (its batch before last has completed: wait_group 1 below) from the other
-        // set's, which the batch in flight still reads
+        // this set's fragments (its batch before last has completed: wait_group 1 below) from the ALU
+        // work's own words, or from the other set's fragments, which the batch in flight still reads
 #pragma unroll
         for (int j = 0; j < 4; ++j)
 #pragma unroll
           for (int r = 0; r < 4; ++r) {
-            std::uint32_t v = frag[set ^ 1][j][r] + it;
+            std::uint32_t v = (kAluReadsInFlightA ? frag[set ^ 1][j][r] : words[j][r]) + it;
 #pragma unroll
             for (int op = 0; op < kAluPerWord; ++op) v = (v << 1 | v >> 7) & 0x7F7F7F7Fu;
             frag[set][j][r] = v;
+            if constexpr (kSS) kept ^= v;  // an SS wgmma reads no fragment: keep the work alive
           }
       }
 #pragma unroll
@@ -104,16 +115,17 @@ __global__ void __launch_bounds__(128 * kWarpgroups, 1) wgmma_rate(float* sink, 
 #pragma unroll
   for (int i = 0; i < N / 2; ++i) total += acc[i];
   if (total != 0.0f) sink[0] = total;  // zeros in shared memory: never written, but not dead code
+  if (kept == 0x9E3779B9u) sink[1] = 1.0f;
   if (threadIdx.x == 0) cycles[blockIdx.x] = stop - start;
 }
 
-template <bool kSS, int N, int kWarpgroups, int kAluPerWord>
+template <bool kSS, int N, int kWarpgroups, int kAluPerWord, bool kAluReadsInFlightA = false>
 void run(const char* label, int sms) {
-  auto kernel = wgmma_rate<kSS, N, kWarpgroups, kAluPerWord>;
+  auto kernel = wgmma_rate<kSS, N, kWarpgroups, kAluPerWord, kAluReadsInFlightA>;
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes + 1024);
   float* sink;
   long long* cycles;
-  cudaMalloc(&sink, 4);
+  cudaMalloc(&sink, 8);
   cudaMalloc(&cycles, sms * sizeof(long long));
   const int iters = 4000;
   kernel<<<sms, 128 * kWarpgroups, kSmemBytes + 1024>>>(sink, cycles, 10);  // warm-up
@@ -148,8 +160,13 @@ int main() {
   run<false, 64, 2, 1>("RS m64n64k16, 2 warpgroups, ALU 1", sms);
   run<false, 64, 2, 2>("RS m64n64k16, 2 warpgroups, ALU 2", sms);
   run<false, 64, 2, 3>("RS m64n64k16, 2 warpgroups, ALU 3", sms);
+  run<false, 64, 2, 4>("RS m64n64k16, 2 warpgroups, ALU 4", sms);
+  run<false, 64, 2, 2, true>("RS m64n64k16, 2 warpgroups, ALU 2, in-flight A", sms);
   run<false, 64, 4, 2>("RS m64n64k16, 4 warpgroups, ALU 2", sms);
+  run<false, 64, 4, 4>("RS m64n64k16, 4 warpgroups, ALU 4", sms);
   run<false, 128, 2, 2>("RS m64n128k16, 2 warpgroups, ALU 2", sms);
+  run<false, 128, 2, 4>("RS m64n128k16, 2 warpgroups, ALU 4", sms);
   run<true, 64, 2, 2>("SS m64n64k16, 2 warpgroups, ALU 2", sms);
+  run<true, 64, 2, 4>("SS m64n64k16, 2 warpgroups, ALU 4", sms);
   return 0;
 }

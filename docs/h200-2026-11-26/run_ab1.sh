@@ -1,0 +1,21 @@
+set -o pipefail
+L=$OUT/log.txt
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > $L
+source benchmarks/device_build.sh 90a >> $L 2>&1 || { tail -30 $OUT/build.log >> $L; exit 1; }
+CUT=/tmp/site/cutlass_library/source/include
+GEN=$(find build /tmp -path '*generated/include' -type d 2>/dev/null | head -1)
+echo "gen include: $GEN" >> $L
+nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -Icsrc/include -I$GEN -I$CUT -o /tmp/fence scratch/wgmma_rate_fence.cu >> $L 2>&1 && /tmp/fence >> $L 2>&1
+use() { cp scratch/$1/wgmma_gemm.cuh csrc/include/nvfp4_gemm/sm90/; }
+for v in w_base w_q4; do
+  use $v
+  source benchmarks/device_build.sh 90a >> $L 2>&1 || { tail -30 $OUT/build.log >> $L; exit 1; }
+  pkg=$(python3 -c "import nvfp4_gemm,os;print(os.path.dirname(nvfp4_gemm.__file__))")
+  rm -rf /tmp/pkg_$v && mkdir -p /tmp/pkg_$v && cp -r $pkg /tmp/pkg_$v/
+done
+echo "== tests (w_q4)" >> $L
+timeout 200 python3 -m pytest tests/test_weight_only.py tests/test_gpu.py tests/test_mx_hopper.py -q -x -p no:cacheprovider >> $L 2>&1; tail -2 $L
+for r in 1 2; do for v in w_q4 w_base; do
+  echo "== weight_only_bench $v round $r" >> $L
+  PYTHONPATH=/tmp/pkg_$v:/tmp/site timeout 150 python3 benchmarks/weight_only_bench.py --m 64,128 --iters 30 --json $OUT/w4a16_${v}_$r.json >> $L 2>&1; tail -3 $L
+done; done
