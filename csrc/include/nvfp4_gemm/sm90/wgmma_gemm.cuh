@@ -18,10 +18,11 @@ namespace nvfp4_gemm::sm90 {
 // token tile. 256 rows halve the token bytes per MMA, which the large token tiles need (perf notes,
 // "Hopper v6"). Per k32 quarter of a stage the consumers dequantize their weights into one of four
 // fragment sets and issue one batch of wgmmas; the sets rotate, so a quarter's dequantization
-// overlaps the three batches before it (wgmma.wait_group 3, never 0 in the loop; perf notes "Hopper
-// v12": 1-2.6 % faster than halves with one batch in flight at 128 tokens, the same at 64). No CTA-wide
-// barrier in the main loop. Split-K: inside a thread-block cluster where the launcher makes one
-// (finish_tile_in_cluster; the producers join its two cluster barriers), else through the partials.
+// overlaps the two batches before it (wgmma.wait_group 2, never 0 in the loop; perf notes "Hopper v12":
+// 1-2.6 % faster than halves with one batch in flight at 128 tokens, 0.4-2.6 % faster than three in
+// flight at 64). No CTA-wide barrier in the main loop. Split-K: inside a thread-block cluster where the
+// launcher makes one (finish_tile_in_cluster; the producers join its two cluster barriers), else through
+// the partials.
 template <int kTileM, int kTileN, int kScaleTiles = 2>
 struct WgmmaShape {
   static_assert(kTileN == 128 || kTileN == 256, "weight tile is 128 or 256 rows");
@@ -202,8 +203,9 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
           scale_words[half][mt][1] = *reinterpret_cast<const std::uint32_t*>(block + sc_g8);
         }
       // Each k32 quarter (segment 2 half + sub) is one batch of wgmmas: its fragment set is dequantized
-      // while the three batches before it are in flight (wgmma.wait_group 3), so the tensor pipe holds
-      // three batches' work while the consumers issue one quarter's dequantization.
+      // while the two batches before it are in flight (wgmma.wait_group 2; the set it overwrites was
+      // read by the batch four behind, complete), so the tensor pipe holds two batches' work while the
+      // consumers issue one quarter's dequantization.
       typename Element::Pair sc[MT][2];  // the current half's scales: columns t / 2 and t / 2 + 2 of rows g, g + 8
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
@@ -217,7 +219,8 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
               // segments past K (zero-filled weights) take scale 1, whatever the layout's padding holds: a
               // ue8m0 code 0 there would read as NaN (Weights<MxFormat>) and 0 x NaN is NaN
               const int segment_k = (stage_begin + s) * kStageK + half * 64;
-              const std::uint32_t past_k = (segment_k >= p.k ? 0x00FF00FFu : 0u) | (segment_k + 32 >= p.k ? 0xFF00FF00u : 0u);
+              const std::uint32_t past_k =
+                  (segment_k >= p.k ? 0x00FF00FFu : 0u) | (segment_k + 32 >= p.k ? 0xFF00FF00u : 0u);
               picked = (picked & ~past_k) | (0x7F7F7F7Fu & past_k);
             }
             sc[mt][0] = W::two_scales(picked);
@@ -254,10 +257,10 @@ __global__ void __launch_bounds__(WgmmaShape<kTileM, kTileN>::kThreads, 1)
             wgmma_rs<kTileM, Mma>(frag[q][mt][step], b, acc[mt], std::make_index_sequence<kTileM / 2>{});
           }
         cute::warpgroup_commit_batch();
-        // at most the three quarters before this one stay in flight: the next quarter's set is free
-        cute::warpgroup_wait<3>();
-        if (q == 2 && s > 0) {
-          // the last quarter of stage s - 1 has completed (three batches behind this one), and its raw
+        // at most this quarter and the one before it stay in flight
+        cute::warpgroup_wait<2>();
+        if (q == 1 && s > 0) {
+          // the last quarter of stage s - 1 has completed (two batches behind this one), and its raw
           // bytes were read long ago: release its slot. Every thread arrives for its own reads (a warp's
           // one arrival after __syncwarp orders them as well, but compute-sanitizer's racecheck follows
           // only a thread's own arrival).
