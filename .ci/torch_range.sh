@@ -10,7 +10,10 @@ wheel=$1; shift
 for version in "$@"; do
   venv=$(mktemp -d)/venv
   python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check "torch==$version" numpy pytest safetensors
+  # PIP_CONFIG_FILE=/dev/null: no machine-wide pip configuration (some CI images cap torch at the releases
+  # they keep on disk, below the newest this range names)
+  PIP_CONFIG_FILE=/dev/null "$venv/bin/python" -m pip install -q --disable-pip-version-check "torch==$version" \
+    numpy pytest safetensors
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps "$wheel"
   echo "--- torch $("$venv/bin/python" -c 'import torch; print(torch.__version__)') with the wheel built against $(python3 -c 'import torch; print(torch.__version__)')"
   # the op's C++ kernels must be registered (HAS_TORCH_OP) under this torch too, not only load
