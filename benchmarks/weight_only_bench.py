@@ -69,9 +69,14 @@ def run_shape(m: int, n: int, k: int, dtype: torch.dtype, iters: int, weights: s
         for config in candidates(9, fmt):
             if config.supports(m, n, k, 1, row["dtype"]) is not None:
                 continue
-            for split in config.split_options(k):
+            # the tuner's splits, and the resolver's own where it picked one outside them (the direct
+            # kernel's split fills the CTA slots: any count)
+            splits = set(config.split_options(k))
+            if config.name == chosen.config.name:
+                splits.add(chosen.split_k)
+            for split in sorted(splits):
                 tiles = -(-n // config.tile[1]) * -(-m // config.tile[0])
-                if split > 1 and tiles * split > 3 * 132:
+                if split > 1 and tiles * split > 3 * 132 and (config.name, split) != (chosen.config.name, chosen.split_k):
                     continue
                 out.fill_(float("nan"))
                 gemm(x, b, None, b_scale, alpha, out=out, config=config.name, split_k=split)

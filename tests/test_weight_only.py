@@ -10,7 +10,8 @@ from nvfp4_gemm import families, resolver
 from nvfp4_gemm._checks import check_format_supported, check_gemm_args
 from nvfp4_gemm.configs import load_table
 from nvfp4_gemm.formats import reference_gemm_float64
-from nvfp4_gemm.testing import random_operands
+from nvfp4_gemm.sm90_model import DIRECT_CTAS_PER_SM
+from nvfp4_gemm.testing import check_against_reference, fp32_roundings, random_operands
 
 from conftest import check_exact, hopper_or_skip, op_raises, poisoned
 
@@ -149,6 +150,25 @@ def test_splits_reduce_in_a_cluster_or_through_partials(fmt, config):
         again = nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, torch.float32, config=config,
                                 split_k=split)
         assert torch.equal(again, out), f"{config} split {split} is not reproducible"
+
+
+@pytest.mark.parametrize("fmt", ("nvfp4",) + WEIGHT_ONLY)
+def test_direct_kernel_with_every_cta_slot_busy(fmt):
+    """The direct kernel with two token tiles on a grid that fills every CTA slot of the GPU (two per SM),
+    each CTA's K two token blocks long. The tests above run grids of a few CTAs; a kernel variant whose warps
+    released a shared-memory slot before their loads from it had completed passed all of them and was wrong
+    only at this load (perf notes, "Hopper v13"). The reference runs on the GPU, in float64."""
+    device = hopper_or_skip()
+    config = next(c for c in nvfp4_gemm.candidates(9, fmt) if c.mma == "direct")
+    split = 8
+    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    tiles = -(-DIRECT_CTAS_PER_SM * sms // split)
+    m, n, k = config.tile[0], tiles * config.tile[1], split * 2 * 2048
+    ops = random_operands(m, n, k, seed=120, format=fmt, with_alpha=True, padding_byte=0x38, device=device)
+    out = poisoned((m, n), torch.float32, device)
+    nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out=out, config=config.name, split_k=split)
+    passed, summary = check_against_reference(out, ops, roundings=fp32_roundings(k))
+    assert passed, f"{config.name} split {split} {(m, n, k)}: {summary}"
 
 
 @pytest.mark.parametrize("fmt,config", weight_only_configs())

@@ -1,0 +1,207 @@
+// Probe: would the direct decode kernel stream its weights faster through a shared-memory ring filled by
+// TMA boxes (one producer thread, no registers held by loads in flight) than by its per-lane 16-byte loads
+// into registers? Same grids as the kernel (128 weight rows per CTA and two CTAs per SM, or 256 rows and
+// one), no arithmetic: consumers read their fragment bytes from the slot, fold them and release it.
+// Build and run on a Hopper GPU:
+//   nvcc -O3 -arch=sm_90a -std=c++17 -o probe weight_tma_probe.cu && ./probe
+// (docs/perf_notes.md "Hopper v13" has its H200 output, docs/h200-2026-11-26/direct-ring/tma_probe.txt).
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+__device__ __forceinline__ unsigned fold(uint4 v) { return v.x + v.y * 3 + v.z * 5 + v.w * 7; }
+__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void bar_init(std::uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(std::uint64_t* bar) {
+  asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(smem_u32(bar)) : "memory");
+}
+__device__ __forceinline__ void bar_expect(std::uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void bar_wait(std::uint64_t* bar, unsigned parity) {
+  asm volatile(
+      "{\n .reg .pred done;\n"
+      "WAIT:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      " @!done bra WAIT;\n}\n" ::"r"(smem_u32(bar)),
+      "r"(parity)
+      : "memory");
+}
+__device__ __forceinline__ void tma_2d(void* smem, const CUtensorMap* map, std::uint64_t* bar, int x, int y) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          smem_u32(smem)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(smem_u32(bar))
+      : "memory");
+}
+
+// kRows weight rows per CTA (kRows / 16 consumer warps and one producer warp), a ring of kSlots boxes of
+// kRows x 128 bytes (two 128-element chunks of every row) in the 128-byte swizzle. Lane (g, t) of consumer
+// warp w reads its kernel fragments: bytes 64 u + 16 t of rows 16 w + g and + 8, chunks u = 0, 1.
+template <int kRows, int kSlots>
+__global__ void tma_ring(const __grid_constant__ CUtensorMap map, int kbytes, int split, unsigned* sink) {
+  constexpr int kConsumers = kRows / 16;
+  constexpr int kSlotBytes = kRows * 128;
+  extern __shared__ __align__(1024) std::uint8_t smem_raw[];
+  std::uint8_t* ring = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
+  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(ring + kSlots * kSlotBytes);
+  std::uint64_t* empty = full + kSlots;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int boxes = kbytes / 128;
+  const int b0 = boxes * blockIdx.y / split, b1 = boxes * (blockIdx.y + 1) / split;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kSlots; ++s) {
+      bar_init(full + s, 1);
+      bar_init(empty + s, kConsumers);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (warp == kConsumers) {
+    if (lane == 0) {
+      for (int b = b0; b < b1; ++b) {
+        const int i = b - b0, s = i % kSlots;
+        if (i >= kSlots) bar_wait(empty + s, ((i / kSlots) - 1) & 1);
+        bar_expect(full + s, kSlotBytes);
+        tma_2d(ring + s * kSlotBytes, &map, full + s, b * 128, blockIdx.x * kRows);
+      }
+    }
+    return;
+  }
+  const int g = lane >> 2, t = lane & 3;
+  unsigned acc = 0;
+  for (int b = b0; b < b1; ++b) {
+    const int i = b - b0, s = i % kSlots;
+    bar_wait(full + s, (i / kSlots) & 1);
+    const std::uint8_t* slot = ring + s * kSlotBytes;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = warp * 16 + g + 8 * r;
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        const int unit = (4 * u + t) ^ (row & 7);
+        acc ^= fold(*reinterpret_cast<const uint4*>(slot + row * 128 + unit * 16)) * (r + 1);
+      }
+    }
+    __syncwarp();
+    if (lane == 0) bar_arrive(empty + s);
+  }
+  if (acc == 0x12345678u) *sink = acc;
+}
+
+// The kernel's access today: lane (g, t) loads 16 bytes of rows g and g + 8 per chunk, kIn chunks per set.
+template <int kIn>
+__global__ void __launch_bounds__(256, 2) registers(const std::uint8_t* b, int kbytes, int split, unsigned* sink) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int chunks = kbytes / 64;
+  const int c0 = chunks * blockIdx.y / split, c1 = chunks * (blockIdx.y + 1) / split;
+  const std::uint8_t* r0 = b + (long long)(blockIdx.x * 128 + warp * 16 + g) * kbytes + 16 * t;
+  const std::uint8_t* r1 = r0 + 8LL * kbytes;
+  unsigned acc = 0;
+  for (int c = c0; c < c1; c += kIn) {
+    uint4 v[kIn][2];
+#pragma unroll
+    for (int u = 0; u < kIn; ++u) {
+      const bool ok = c + u < c1;
+      v[u][0] = ok ? __ldcs(reinterpret_cast<const uint4*>(r0 + (c + u) * 64)) : uint4{};
+      v[u][1] = ok ? __ldcs(reinterpret_cast<const uint4*>(r1 + (c + u) * 64)) : uint4{};
+    }
+#pragma unroll
+    for (int u = 0; u < kIn; ++u) acc ^= fold(v[u][0]) + fold(v[u][1]) * 5;
+  }
+  if (acc == 0x12345678u) *sink = acc;
+}
+
+__global__ void stream_read(const uint4* b, long long n16, unsigned* sink) {
+  unsigned acc = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n16; i += (long long)gridDim.x * blockDim.x) {
+    acc ^= fold(__ldcs(b + i));
+  }
+  if (acc == 0x12345678u) *sink = acc;
+}
+
+template <class F>
+float time_us(F f, std::uint8_t* flush, size_t flush_bytes) {
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  std::vector<float> ts;
+  for (int i = 0; i < 25; ++i) {
+    cudaMemsetAsync(flush, i, flush_bytes);
+    cudaEventRecord(e0);
+    f();
+    cudaEventRecord(e1);
+    cudaEventSynchronize(e1);
+    float ms;
+    cudaEventElapsedTime(&ms, e0, e1);
+    if (i >= 5) ts.push_back(ms * 1000);
+  }
+  std::sort(ts.begin(), ts.end());
+  return ts[ts.size() / 2];
+}
+
+using Encode = decltype(&cuTensorMapEncodeTiled);
+
+CUtensorMap weight_map(Encode encode, std::uint8_t* b, int n, int kbytes, int rows) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kbytes), static_cast<cuuint64_t>(n)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(kbytes)};
+  const cuuint32_t box[2] = {128, static_cast<cuuint32_t>(rows)};
+  const cuuint32_t element_strides[2] = {1, 1};
+  if (encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, b, dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+    std::printf("tensor map encode failed\n");
+  }
+  return map;
+}
+
+template <int kRows, int kSlots>
+float time_ring(Encode encode, std::uint8_t* b, int n, int kbytes, int split, unsigned* sink, std::uint8_t* flush) {
+  const int smem = kSlots * kRows * 128 + 1024 + 2 * kSlots * 8;
+  cudaFuncSetAttribute(tma_ring<kRows, kSlots>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  const CUtensorMap map = weight_map(encode, b, n, kbytes, kRows);
+  const dim3 grid((n + kRows - 1) / kRows, split);
+  return time_us([&] { tma_ring<kRows, kSlots><<<grid, kRows * 2 + 32, smem>>>(map, kbytes, split, sink); }, flush, 256 << 20);
+}
+
+int main() {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found);
+  const Encode encode = reinterpret_cast<Encode>(fn);
+  std::uint8_t *b, *flush;
+  unsigned* sink;
+  const size_t max_bytes = 28672LL * 8192 / 2;
+  cudaMalloc(&b, max_bytes);
+  cudaMemset(b, 1, max_bytes);
+  cudaMalloc(&flush, 256 << 20);
+  cudaMalloc(&sink, 4);
+  // (N, K, split at 128 rows per CTA, split at 256 rows per CTA): the resolver's one-wave splits
+  const int shapes[][4] = {{28672, 8192, 1, 1}, {8192, 28672, 4, 4}, {7168, 7168, 4, 4}, {14336, 4096, 2, 2}, {2112, 7168, 8, 14}};
+  std::printf("TB/s of weight bytes (us): the kernel's register loads vs TMA rings (rows per CTA x slots of rows x 128 B)\n");
+  for (auto& s : shapes) {
+    const int n = s[0], k = s[1], kbytes = k / 2, split128 = s[2], split256 = s[3];
+    const double bytes = double(n) * kbytes;
+    auto rate = [&](float us) { return bytes / us / 1e6; };
+    const float copy = time_us([&] { stream_read<<<132 * 8, 256>>>(reinterpret_cast<const uint4*>(b), (long long)(bytes / 16), sink); }, flush, 256 << 20);
+    const dim3 grid((n + 127) / 128, split128);
+    const float reg2 = time_us([&] { registers<2><<<grid, 256>>>(b, kbytes, split128, sink); }, flush, 256 << 20);
+    const float reg4 = time_us([&] { registers<4><<<grid, 256>>>(b, kbytes, split128, sink); }, flush, 256 << 20);
+    const float a = time_ring<128, 2>(encode, b, n, kbytes, split128, sink, flush);
+    const float c = time_ring<128, 3>(encode, b, n, kbytes, split128, sink, flush);
+    const float d = time_ring<128, 6>(encode, b, n, kbytes, split128, sink, flush);
+    const float e = time_ring<256, 3>(encode, b, n, kbytes, split256, sink, flush);
+    const float f = time_ring<256, 5>(encode, b, n, kbytes, split256, sink, flush);
+    std::printf("%5dx%-5d %6.1f MB  copy %.2f (%.1f) | registers 2 chunks %.2f (%.1f), 4 chunks %.2f (%.1f) | ring 128x2 %.2f (%.1f) 128x3 %.2f (%.1f) 128x6 %.2f (%.1f) 256x3 %.2f (%.1f) 256x5 %.2f (%.1f)\n",
+                n, k, bytes / 1e6, rate(copy), copy, rate(reg2), reg2, rate(reg4), reg4, rate(a), a, rate(c), c, rate(d), d,
+                rate(e), e, rate(f), f);
+  }
+  std::printf("%s\n", cudaGetErrorString(cudaDeviceSynchronize()));
+}
