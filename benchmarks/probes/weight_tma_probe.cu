@@ -1,19 +1,15 @@
 // Probe: would the direct decode kernel stream its weights faster through a shared-memory ring filled by
 // TMA boxes (one producer thread, no registers held by loads in flight) than by its per-lane 16-byte loads
 // into registers? Same grids as the kernel (128 weight rows per CTA and two CTAs per SM, or 256 rows and
-// one), no arithmetic: consumers read their fragment bytes from the slot, fold them and release it.
+// one), no arithmetic: consumers read their fragment bytes from the slot, fold them and release it; the
+// register loads are weight_stream.cuh's `rowmajor` (uint4: the kernel's access since Hopper v7).
 // Build and run on a Hopper GPU:
 //   nvcc -O3 -arch=sm_90a -std=c++17 -o probe weight_tma_probe.cu && ./probe
 // (docs/perf_notes.md "Hopper v13" has its H200 output, docs/h200-2026-11-26/direct-ring/tma_probe.txt).
 #include <cuda.h>
-#include <cuda_runtime.h>
 
-#include <algorithm>
-#include <cstdint>
-#include <cstdio>
-#include <vector>
+#include "weight_stream.cuh"
 
-__device__ __forceinline__ unsigned fold(uint4 v) { return v.x + v.y * 3 + v.z * 5 + v.w * 7; }
 __device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
@@ -96,57 +92,6 @@ __global__ void tma_ring(const __grid_constant__ CUtensorMap map, int kbytes, in
   if (acc == 0x12345678u) *sink = acc;
 }
 
-// The kernel's access today: lane (g, t) loads 16 bytes of rows g and g + 8 per chunk, kIn chunks per set.
-template <int kIn>
-__global__ void __launch_bounds__(256, 2) registers(const std::uint8_t* b, int kbytes, int split, unsigned* sink) {
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const int chunks = kbytes / 64;
-  const int c0 = chunks * blockIdx.y / split, c1 = chunks * (blockIdx.y + 1) / split;
-  const std::uint8_t* r0 = b + (long long)(blockIdx.x * 128 + warp * 16 + g) * kbytes + 16 * t;
-  const std::uint8_t* r1 = r0 + 8LL * kbytes;
-  unsigned acc = 0;
-  for (int c = c0; c < c1; c += kIn) {
-    uint4 v[kIn][2];
-#pragma unroll
-    for (int u = 0; u < kIn; ++u) {
-      const bool ok = c + u < c1;
-      v[u][0] = ok ? __ldcs(reinterpret_cast<const uint4*>(r0 + (c + u) * 64)) : uint4{};
-      v[u][1] = ok ? __ldcs(reinterpret_cast<const uint4*>(r1 + (c + u) * 64)) : uint4{};
-    }
-#pragma unroll
-    for (int u = 0; u < kIn; ++u) acc ^= fold(v[u][0]) + fold(v[u][1]) * 5;
-  }
-  if (acc == 0x12345678u) *sink = acc;
-}
-
-__global__ void stream_read(const uint4* b, long long n16, unsigned* sink) {
-  unsigned acc = 0;
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n16; i += (long long)gridDim.x * blockDim.x) {
-    acc ^= fold(__ldcs(b + i));
-  }
-  if (acc == 0x12345678u) *sink = acc;
-}
-
-template <class F>
-float time_us(F f, std::uint8_t* flush, size_t flush_bytes) {
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  std::vector<float> ts;
-  for (int i = 0; i < 25; ++i) {
-    cudaMemsetAsync(flush, i, flush_bytes);
-    cudaEventRecord(e0);
-    f();
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float ms;
-    cudaEventElapsedTime(&ms, e0, e1);
-    if (i >= 5) ts.push_back(ms * 1000);
-  }
-  std::sort(ts.begin(), ts.end());
-  return ts[ts.size() / 2];
-}
-
 using Encode = decltype(&cuTensorMapEncodeTiled);
 
 CUtensorMap weight_map(Encode encode, std::uint8_t* b, int n, int kbytes, int rows) {
@@ -192,8 +137,8 @@ int main() {
     auto rate = [&](float us) { return bytes / us / 1e6; };
     const float copy = time_us([&] { stream_read<<<132 * 8, 256>>>(reinterpret_cast<const uint4*>(b), (long long)(bytes / 16), sink); }, flush, 256 << 20);
     const dim3 grid((n + 127) / 128, split128);
-    const float reg2 = time_us([&] { registers<2><<<grid, 256>>>(b, kbytes, split128, sink); }, flush, 256 << 20);
-    const float reg4 = time_us([&] { registers<4><<<grid, 256>>>(b, kbytes, split128, sink); }, flush, 256 << 20);
+    const float reg2 = time_us([&] { rowmajor<uint4, 2><<<grid, 256>>>(b, n, kbytes, split128, sink); }, flush, 256 << 20);
+    const float reg4 = time_us([&] { rowmajor<uint4, 4><<<grid, 256>>>(b, n, kbytes, split128, sink); }, flush, 256 << 20);
     const float a = time_ring<128, 2>(encode, b, n, kbytes, split128, sink, flush);
     const float c = time_ring<128, 3>(encode, b, n, kbytes, split128, sink, flush);
     const float d = time_ring<128, 6>(encode, b, n, kbytes, split128, sink, flush);
