@@ -28,13 +28,10 @@ __global__ void __launch_bounds__(256, 2) tiled(const uint8_t* b, int n, int kby
 
 
 int main() {
-  uint8_t *b, *flush;
-  unsigned* sink;
-  const size_t max_bytes = 28672LL * 8192 / 2;
-  cudaMalloc(&b, max_bytes);
-  cudaMemset(b, 1, max_bytes);
-  cudaMalloc(&flush, 256 << 20);
-  cudaMalloc(&sink, 4);
+  const ProbeBuffers buffers;
+  uint8_t* const b = buffers.b;
+  uint8_t* const flush = buffers.flush;
+  unsigned* const sink = buffers.sink;
   const int shapes[][2] = {{7168, 7168}, {28672, 8192}, {8192, 28672}, {2112, 7168}};
   for (auto& s : shapes) {
     const int n = s[0], k = s[1], kbytes = k / 2;

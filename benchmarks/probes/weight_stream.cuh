@@ -66,3 +66,18 @@ float time_us(F f, uint8_t* flush, size_t flush_bytes) {
   std::sort(ts.begin(), ts.end());
   return ts[ts.size() / 2];
 }
+
+// The probes' buffers: the largest layer's weights (28672 x 8192 FP4 bytes), the L2 flush, the loads' sink.
+struct ProbeBuffers {
+  static constexpr size_t kWeightBytes = 28672LL * 8192 / 2;
+  static constexpr size_t kFlushBytes = 256 << 20;
+  uint8_t* b = nullptr;
+  uint8_t* flush = nullptr;
+  unsigned* sink = nullptr;
+  ProbeBuffers() {
+    cudaMalloc(&b, kWeightBytes);
+    cudaMemset(b, 1, kWeightBytes);
+    cudaMalloc(&flush, kFlushBytes);
+    cudaMalloc(&sink, 4);
+  }
+};

@@ -121,13 +121,10 @@ int main() {
   cudaDriverEntryPointQueryResult found{};
   cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found);
   const Encode encode = reinterpret_cast<Encode>(fn);
-  std::uint8_t *b, *flush;
-  unsigned* sink;
-  const size_t max_bytes = 28672LL * 8192 / 2;
-  cudaMalloc(&b, max_bytes);
-  cudaMemset(b, 1, max_bytes);
-  cudaMalloc(&flush, 256 << 20);
-  cudaMalloc(&sink, 4);
+  const ProbeBuffers buffers;
+  uint8_t* const b = buffers.b;
+  uint8_t* const flush = buffers.flush;
+  unsigned* const sink = buffers.sink;
   // (N, K, split at 128 rows per CTA, split at 256 rows per CTA): the resolver's one-wave splits
   const int shapes[][4] = {{28672, 8192, 1, 1}, {8192, 28672, 4, 4}, {7168, 7168, 4, 4}, {14336, 4096, 2, 2}, {2112, 7168, 8, 14}};
   std::printf("TB/s of weight bytes (us): the kernel's register loads vs TMA rings (rows per CTA x slots of rows x 128 B)\n");
