@@ -66,17 +66,16 @@ def run_shape(m: int, n: int, k: int, dtype: torch.dtype, iters: int, weights: s
         chosen = resolve(m, n, k, 1, dtype, "cuda", explain=True, format=fmt)
         row["resolver"] = f"{chosen.config.name} split {chosen.split_k}"
         timed = {}
+        # the tuner's splits of every config, and the resolver's own pick where it lies outside them (the
+        # direct kernel's split fills the CTA slots: any count)
+        picked = (chosen.config.name, chosen.split_k)
         for config in candidates(9, fmt):
             if config.supports(m, n, k, 1, row["dtype"]) is not None:
                 continue
-            # the tuner's splits, and the resolver's own where it picked one outside them (the direct
-            # kernel's split fills the CTA slots: any count)
-            splits = set(config.split_options(k))
-            if config.name == chosen.config.name:
-                splits.add(chosen.split_k)
+            tiles = -(-n // config.tile[1]) * -(-m // config.tile[0])
+            splits = set(config.split_options(k)) | ({chosen.split_k} if config.name == picked[0] else set())
             for split in sorted(splits):
-                tiles = -(-n // config.tile[1]) * -(-m // config.tile[0])
-                if split > 1 and tiles * split > 3 * 132 and (config.name, split) != (chosen.config.name, chosen.split_k):
+                if split > 1 and tiles * split > 3 * 132 and (config.name, split) != picked:
                     continue
                 out.fill_(float("nan"))
                 gemm(x, b, None, b_scale, alpha, out=out, config=config.name, split_k=split)

@@ -163,7 +163,8 @@ def test_direct_kernel_with_every_cta_slot_busy(fmt):
     split = 8
     sms = torch.cuda.get_device_properties(device).multi_processor_count
     tiles = -(-DIRECT_CTAS_PER_SM * sms // split)
-    m, n, k = config.tile[0], tiles * config.tile[1], split * 2 * 2048
+    token_block = 16 * config.tile[2]  # K of the direct kernel's token block: 16 chunks (direct_gemm.cuh)
+    m, n, k = config.tile[0], tiles * config.tile[1], split * 2 * token_block
     ops = random_operands(m, n, k, seed=120, format=fmt, with_alpha=True, padding_byte=0x38, device=device)
     out = poisoned((m, n), torch.float32, device)
     nvfp4_gemm.gemm(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha, out=out, config=config.name, split_k=split)
