@@ -3,40 +3,16 @@
 // into registers? Same grids as the kernel (128 weight rows per CTA and two CTAs per SM, or 256 rows and
 // one), no arithmetic: consumers read their fragment bytes from the slot, fold them and release it; the
 // register loads are weight_stream.cuh's `rowmajor` (uint4: the kernel's access since Hopper v7).
-// Build and run on a Hopper GPU:
-//   nvcc -O3 -arch=sm_90a -std=c++17 -o probe weight_tma_probe.cu && ./probe
-// (docs/perf_notes.md "Hopper v13" has its H200 output, docs/h200-2026-11-26/direct-ring/tma_probe.txt).
-#include <cuda.h>
-
+// Build and run on a Hopper GPU (the mbarrier and TMA primitives are the sm90 kernels' own, common.cuh):
+//   nvcc -O3 -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -Icsrc/include -I<build>/generated/include \
+//        -I<cutlass>/include -o /tmp/weight_tma_probe benchmarks/probes/weight_tma_probe.cu && /tmp/weight_tma_probe
+// (<build>/generated/include: the package build's generated dtypes.h; <cutlass>: the nvidia-cutlass wheel's
+// cutlass_library/source/include). docs/perf_notes.md "Hopper v13" has its output
+// (docs/h200-2026-11-26/direct-ring/tma_probe.txt, docs/h100-2026-11-26/direct-ring/tma_probe.txt).
+#include "nvfp4_gemm/sm90/common.cuh"
 #include "weight_stream.cuh"
 
-__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void bar_init(std::uint64_t* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
-}
-__device__ __forceinline__ void bar_arrive(std::uint64_t* bar) {
-  asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(smem_u32(bar)) : "memory");
-}
-__device__ __forceinline__ void bar_expect(std::uint64_t* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void bar_wait(std::uint64_t* bar, unsigned parity) {
-  asm volatile(
-      "{\n .reg .pred done;\n"
-      "WAIT:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      " @!done bra WAIT;\n}\n" ::"r"(smem_u32(bar)),
-      "r"(parity)
-      : "memory");
-}
-__device__ __forceinline__ void tma_2d(void* smem, const CUtensorMap* map, std::uint64_t* bar, int x, int y) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-          smem_u32(smem)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(smem_u32(bar))
-      : "memory");
-}
+using namespace nvfp4_gemm::sm90::detail;
 
 // kRows weight rows per CTA (kRows / 16 consumer warps and one producer warp), a ring of kSlots boxes of
 // kRows x 128 bytes (two 128-element chunks of every row) in the 128-byte swizzle. Lane (g, t) of consumer
@@ -45,8 +21,8 @@ template <int kRows, int kSlots>
 __global__ void tma_ring(const __grid_constant__ CUtensorMap map, int kbytes, int split, unsigned* sink) {
   constexpr int kConsumers = kRows / 16;
   constexpr int kSlotBytes = kRows * 128;
-  extern __shared__ __align__(1024) std::uint8_t smem_raw[];
-  std::uint8_t* ring = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
+  extern __shared__ __align__(128) std::uint8_t smem_raw[];
+  std::uint8_t* ring = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);  // the swizzle's 1 KB atom
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(ring + kSlots * kSlotBytes);
   std::uint64_t* empty = full + kSlots;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -54,8 +30,8 @@ __global__ void tma_ring(const __grid_constant__ CUtensorMap map, int kbytes, in
   const int b0 = boxes * blockIdx.y / split, b1 = boxes * (blockIdx.y + 1) / split;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kSlots; ++s) {
-      bar_init(full + s, 1);
-      bar_init(empty + s, kConsumers);
+      mbar_init(full + s, 1);
+      mbar_init(empty + s, kConsumers);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -64,9 +40,9 @@ __global__ void tma_ring(const __grid_constant__ CUtensorMap map, int kbytes, in
     if (lane == 0) {
       for (int b = b0; b < b1; ++b) {
         const int i = b - b0, s = i % kSlots;
-        if (i >= kSlots) bar_wait(empty + s, ((i / kSlots) - 1) & 1);
-        bar_expect(full + s, kSlotBytes);
-        tma_2d(ring + s * kSlotBytes, &map, full + s, b * 128, blockIdx.x * kRows);
+        if (i >= kSlots) mbar_wait(empty + s, ((i / kSlots) - 1) & 1);
+        mbar_arrive_expect_tx(full + s, kSlotBytes);
+        tma_load_3d(ring + s * kSlotBytes, &map, full + s, b * 128, blockIdx.x * kRows, 0);
       }
     }
     return;
@@ -75,7 +51,7 @@ __global__ void tma_ring(const __grid_constant__ CUtensorMap map, int kbytes, in
   unsigned acc = 0;
   for (int b = b0; b < b1; ++b) {
     const int i = b - b0, s = i % kSlots;
-    bar_wait(full + s, (i / kSlots) & 1);
+    mbar_wait(full + s, (i / kSlots) & 1);
     const std::uint8_t* slot = ring + s * kSlotBytes;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -87,7 +63,7 @@ __global__ void tma_ring(const __grid_constant__ CUtensorMap map, int kbytes, in
       }
     }
     __syncwarp();
-    if (lane == 0) bar_arrive(empty + s);
+    if (lane == 0) mbar_arrive(empty + s);
   }
   if (acc == 0x12345678u) *sink = acc;
 }
@@ -96,11 +72,12 @@ using Encode = decltype(&cuTensorMapEncodeTiled);
 
 CUtensorMap weight_map(Encode encode, std::uint8_t* b, int n, int kbytes, int rows) {
   CUtensorMap map;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kbytes), static_cast<cuuint64_t>(n)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(kbytes)};
-  const cuuint32_t box[2] = {128, static_cast<cuuint32_t>(rows)};
-  const cuuint32_t element_strides[2] = {1, 1};
-  if (encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, b, dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+  // 3D with one batch: tma_load_3d, the kernels' own copy
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(kbytes), static_cast<cuuint64_t>(n), 1};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(kbytes), static_cast<cuuint64_t>(kbytes) * n};
+  const cuuint32_t box[3] = {128, static_cast<cuuint32_t>(rows), 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  if (encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, b, dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
     std::printf("tensor map encode failed\n");
   }
@@ -109,7 +86,7 @@ CUtensorMap weight_map(Encode encode, std::uint8_t* b, int n, int kbytes, int ro
 
 template <int kRows, int kSlots>
 float time_ring(Encode encode, std::uint8_t* b, int n, int kbytes, int split, unsigned* sink, std::uint8_t* flush) {
-  const int smem = kSlots * kRows * 128 + 1024 + 2 * kSlots * 8;
+  const int smem = kSlots * kRows * 128 + 1024 + 2 * kSlots * 8;  // + the realignment
   cudaFuncSetAttribute(tma_ring<kRows, kSlots>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   const CUtensorMap map = weight_map(encode, b, n, kbytes, kRows);
   const dim3 grid((n + kRows - 1) / kRows, split);
