@@ -1,9 +1,9 @@
-"""Small quantize cases (formats, dtypes, static and dynamic NVFP4 global scale: one pass on small x, amax then quantize
-on large x; rows and K with residues)
+"""Small quantize cases (formats, dtypes, static and dynamic NVFP4 global scale: one pass on small x, one
+resident walk beyond it; rows and K with residues)
 for compute-sanitizer; each is compared bit for bit (every output byte) with the CPU op, the reference.
-Exit status 1 on a mismatch.
+Exit status 1 on a mismatch. --cases picks cases by index (comma-separated).
     compute-sanitizer --tool memcheck python benchmarks/sanitize_quantize.py
-    compute-sanitizer --tool racecheck python benchmarks/sanitize_quantize.py --first 2"""
+    compute-sanitizer --tool racecheck python benchmarks/sanitize_quantize.py --cases 0,1,6,7"""
 
 import sys
 
@@ -18,7 +18,10 @@ CASES = [  # (shape, dtype, format, static global scale or None (NVFP4 only))
     ((2, 3, 160), torch.bfloat16, "nvfp4", 2.0),
     ((128, 7168), torch.bfloat16, "nvfp4", None),  # one pass, 512 threads per CTA (more CTAs than SMs at 256)
     ((300, 7168), torch.bfloat16, "nvfp4", None),
-    ((1100, 4096), torch.bfloat16, "nvfp4", None),  # dynamic beyond one co-resident grid: two passes
+    # dynamic beyond the one-pass grid (132 SMs): the resident kernel, its last step ragged
+    ((1100, 4096), torch.bfloat16, "nvfp4", None),
+    ((700, 7168), torch.float32, "nvfp4", None),  # steps held in registers and kept in shared memory
+    ((2048, 7168), torch.bfloat16, "nvfp4", None),  # and steps walked, then re-read
     ((1, 32), torch.bfloat16, "mxfp4", None),
     ((129, 96), torch.float32, "mxfp8", None),
     ((2, 3, 160), torch.float16, "mxfp4", None),
@@ -30,9 +33,12 @@ def as_bytes(t: torch.Tensor) -> torch.Tensor:
     return t.cpu().reshape(-1).view(torch.uint8)
 
 
-count = int(sys.argv[sys.argv.index("--first") + 1]) if "--first" in sys.argv else len(CASES)
+picked = (
+    [int(i) for i in sys.argv[sys.argv.index("--cases") + 1].split(",")] if "--cases" in sys.argv else range(len(CASES))
+)
 failed = False
-for i, (shape, dtype, fmt, global_scale) in enumerate(CASES[:count]):
+for i in picked:
+    shape, dtype, fmt, global_scale = CASES[i]
     x = (torch.randn(shape, generator=torch.Generator().manual_seed(i)) * 3).to(dtype)
     gs = None if global_scale is None else torch.tensor([global_scale])
     want = nvfp4_gemm.quantize(x, gs, format=fmt)

@@ -130,11 +130,17 @@ def device_kernel_names(fn) -> list[str]:
     [
         ((16, 7168), ["quantize_one_pass_kernel"]),  # decode: a co-resident grid covers every block
         ((128, 7168), ["quantize_one_pass_kernel"]),  # with 512 threads per CTA (224 of 256 > the SMs)
-        ((4096, 7168), ["amax_kernel", "quantize_kernel"]),  # beyond it: the amax pass, then the quantize pass
+        # beyond it, while a sixth of x's steps stays on chip (132 SMs, 228 KB of shared memory each: H100,
+        # H200): one walk for the max, then the kept steps quantized and the rest re-read
+        ((4096, 7168), ["quantize_resident_kernel"]),
+        ((12288, 7168), ["amax_kernel", "quantize_kernel"]),  # beyond that: the amax pass, then the quantize pass
     ],
 )
 def test_dynamic_scale_takes_one_pass_where_the_grid_covers_x(shape, kernels):
     device = supported_gpu_or_skip()
+    props = torch.cuda.get_device_properties(device)
+    if props.multi_processor_count != 132 or props.shared_memory_per_multiprocessor != 233472:
+        pytest.skip("the sizes that pick each kernel are set for 132 SMs of 228 KB shared memory (H100, H200)")
     x_cpu = random_x(shape, torch.bfloat16, seed=shape[0], spread=2.0)
     x = x_cpu.to(device)
     nvfp4_gemm.quantize(x)  # the op's first call of a signature may take the Python path
@@ -156,6 +162,30 @@ def test_dynamic_scale_takes_one_pass_where_the_grid_covers_x(shape, kernels):
     assert_bitwise_equal(tuple(t.cpu() for t in out), formats.quantize_reference(fresh))
 
 
+@pytest.mark.parametrize(
+    "dtype,shape,peak",
+    [
+        (torch.bfloat16, (2048, 7168), "first"),  # the max in the walked steps (read twice)
+        (torch.bfloat16, (2048, 7168), "last"),  # in the steps held in registers
+        (torch.bfloat16, (1000, 4096), "middle"),  # a ragged last step
+        (torch.float16, (2048, 7168), "last"),
+        (torch.float32, (2048, 7168), "first"),
+        (torch.float32, (1000, 4096), "middle"),
+    ],
+)
+def test_dynamic_scale_over_x_kept_partly_on_chip(dtype, shape, peak):
+    """The resident kernel's regions (steps walked and re-read, kept in shared memory, held in registers;
+    a ragged last step): non-finite values spread over x, which the max must skip, and the finite peak in
+    one region, which every block's scale depends on."""
+    x = random_x(shape, dtype, seed=sum(shape), spread=1.0 if dtype == torch.float16 else 2.0).float()
+    rows, k = shape
+    for i, row in enumerate(range(3, rows, rows // 13)):
+        x[row, (row * 37) % k] = (float("nan"), float("inf"), -float("inf"))[i % 3]
+    peak_row = {"first": 1, "middle": rows // 2, "last": rows - 2}[peak]
+    x[peak_row, k // 3] = -2.0 * x.nan_to_num(0.0, 0.0, 0.0).abs().max()
+    check_device(x.to(dtype))
+
+
 def quantize_with_scratch(x: torch.Tensor, scratch: torch.Tensor) -> Quantized:
     """NVFP4, dynamic scale, through the launcher with a caller-held AmaxScratch (bytes of `scratch`)."""
     out = poisoned_outputs(x)
@@ -174,14 +204,16 @@ def scratch_tags(scratch: torch.Tensor) -> tuple[torch.Tensor, int]:
 
 
 def test_one_pass_calls_read_only_their_own_partials():
-    """The one-pass kernel's CTAs wait on partials tagged with the call's number: a grid wider than the
-    last one, or a tag that wraps, must not take an earlier call's partial max (planted here: 2^100)."""
+    """The one-pass and resident kernels' CTAs wait on partials tagged with the call's number: a grid wider
+    than the last one, or a tag that wraps, must not take an earlier call's partial max (planted here: 2^100)."""
     device = supported_gpu_or_skip()
     assert _C.QUANTIZE_AMAX_SCRATCH_BYTES >= 1024 * 12 + 4
     scratch = torch.zeros(_C.QUANTIZE_AMAX_SCRATCH_BYTES, dtype=torch.uint8, device=device)
     # grids of 112, 112, 16, 128 and 224 CTAs (rows padded to 128; 512 threads per CTA where 256 would need more
-    # CTAs for x than an H100/H200 has SMs); a two-pass call would leave the tags behind
-    for call, shape in enumerate([(128, 7168), (128, 7168), (1, 512), (192, 4096), (16, 7168)]):
+    # CTAs for x than an H100/H200 has SMs), then the resident kernel's one CTA per SM and the one-pass kernel
+    # again; a two-pass call would leave the tags behind
+    shapes = [(128, 7168), (128, 7168), (1, 512), (192, 4096), (16, 7168), (1000, 4096), (64, 7168)]
+    for call, shape in enumerate(shapes):
         x_cpu = random_x(shape, torch.bfloat16, seed=40 + call, spread=2.0)
         if call == 0:
             # the last CTA's partial, left in its slots for the next call: read if tags did not separate them

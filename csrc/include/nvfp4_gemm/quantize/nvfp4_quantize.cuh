@@ -6,7 +6,9 @@
 // amax pass walks x back to front, so the front of x, which the quantize pass reads first, is still
 // in L2. It is launched with programmatic dependent launch too. An x that one co-resident grid covers
 // at one block per thread (decode) takes quantize_one_pass_kernel instead: partials tagged with the
-// call's number, polled until every CTA's has arrived, x read once (quantize_common.cuh).
+// call's number, polled until every CTA's has arrived, x read once; a larger x whose last-read part the
+// grid can keep on chip takes quantize_resident_kernel: one walk for the max, the same partials, then
+// the kept part quantized and the rest re-read (quantize_common.cuh).
 #pragma once
 
 #include <type_traits>
