@@ -734,8 +734,8 @@ __device__ __forceinline__ std::uint32_t run_finite_key(const uint4 (&v)[kCount]
     std::uint32_t m = 0;
 #pragma unroll
     for (int i = 0; i < kCount; ++i) {
-      m = __vmaxu2(m, __vmaxu2(__vmaxu2(v[i].x & kMagnitudes, v[i].y & kMagnitudes),
-                               __vmaxu2(v[i].z & kMagnitudes, v[i].w & kMagnitudes)));
+      m = umax_halves(m, umax_halves(umax_halves(v[i].x & kMagnitudes, v[i].y & kMagnitudes),
+                                     umax_halves(v[i].z & kMagnitudes, v[i].w & kMagnitudes)));
     }
     constexpr std::uint32_t kBound = Elements<T>::kNonFiniteBits * 0x10001u;
     if (__vcmpgeu2(m, kBound) == 0) return umax(m & 0xFFFFu, m >> 16);
