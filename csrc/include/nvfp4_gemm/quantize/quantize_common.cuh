@@ -417,20 +417,32 @@ struct BlockIo {
   NVFP4_HOST_DEVICE static void load(const QuantizeProblem& p, int row, int col, uint4 (&raw)[kVectors]) {
     if (inside(p, row, col)) load(source(p, first_element(p, row, col)), raw);
   }
-  // 8 bytes (NVFP4) or whole 16-byte vectors (MX) of codes
+  // 8 bytes (NVFP4) or whole 16-byte vectors (MX) of codes; streaming: first out of L2 (st.global.cs)
+  template <bool kStreaming = false, class V>
+  NVFP4_HOST_DEVICE static void store_vector(V* dst, V v) {
+#ifdef __CUDA_ARCH__
+    if constexpr (kStreaming) {
+      __stcs(dst, v);
+      return;
+    }
+#endif
+    *dst = v;
+  }
+  template <bool kStreaming = false>
   NVFP4_HOST_DEVICE static void store(std::uint8_t* dst, const std::uint32_t (&w)[kWords]) {
     if constexpr (kWords == 2) {
-      *reinterpret_cast<uint2*>(dst) = make_uint2(w[0], w[1]);
+      store_vector<kStreaming>(reinterpret_cast<uint2*>(dst), make_uint2(w[0], w[1]));
     } else {
       for (int i = 0; i < kWords / 4; ++i) {
-        reinterpret_cast<uint4*>(dst)[i] = make_uint4(w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]);
+        store_vector<kStreaming>(reinterpret_cast<uint4*>(dst) + i,
+                                 make_uint4(w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]));
       }
     }
   }
 
   // Quantize a block from its loaded bytes: the scale byte to `scale` and, inside the tensor, the codes
   // to `dst`; a padding block's scale byte is zero.
-  template <class Context>
+  template <bool kStreaming = false, class Context>
   NVFP4_HOST_DEVICE static void quantize(const Context& context, bool is_inside,
                                          const uint4 (&raw)[kVectors], std::uint8_t* dst, std::uint8_t* scale) {
     std::uint32_t scale_byte = 0;
@@ -441,9 +453,9 @@ struct BlockIo {
       E::template sign_bits<Recipe::kCodeBits>(raw, signs);
       std::uint32_t words[kWords] = {};
       scale_byte = Recipe::quantize(v, E::block_magnitude_bits(raw), signs, context, words);
-      store(dst, words);
+      store<kStreaming>(dst, words);
     }
-    *scale = static_cast<std::uint8_t>(scale_byte);
+    store_vector<kStreaming>(scale, static_cast<std::uint8_t>(scale_byte));
   }
   template <class Context>
   NVFP4_HOST_DEVICE static void quantize(const QuantizeProblem& p, const Context& context, int row,
@@ -689,11 +701,13 @@ bool launch_one_pass(const QuantizeProblem& p, int cols_padded, int rows_padded,
   const long long blocks = static_cast<long long>(rows_padded) * cols_padded;
   // rows 0: one CTA still writes gs and alpha
   const long long grid = blocks > 0 ? (blocks + kCtaThreads - 1) / kCtaThreads : 1;
-  // at most half the grid that could be resident: the CTAs must not wait for partials of CTAs that
-  // kernels of other streams (tensor parallel's NCCL) keep from starting
+  // at most half the grid that could be resident (the decode sizes it was measured at; larger x goes to
+  // the resident kernel)
   const long long resident = static_cast<long long>(sm_count) * resident_ctas_per_sm<kKernel, kCtaThreads>(device);
   if (grid > kMaxAmaxPartials || 2 * grid > resident) return false;
-  // cooperative: every CTA resident at once (they wait for each other's partials)
+  // cooperative: the CTAs wait for each other's partials, and a cooperative grid starts only whole, never
+  // in part beside another stream's kernel (NCCL's under tensor parallel) that holds the room some of its
+  // CTAs need (measured: benchmarks/probes/cooperative_start_probe.cu)
   const cudaError_t err = launch_kernel(kKernel, dim3(static_cast<unsigned>(grid)), dim3(kCtaThreads), 0, stream,
                                         LaunchAttributes{/*programmatic=*/true, /*cooperative=*/true}, p, cols_padded,
                                         rows_padded);
@@ -705,15 +719,15 @@ bool launch_one_pass(const QuantizeProblem& p, int cols_padded, int rows_padded,
 // co-resident grid walks x once for the max, keeping the steps it reads last on chip (the very last in
 // registers, those before in shared memory), exchanges partials (await_partials), then quantizes what it
 // kept while it re-reads the other steps back to front, so that the first re-reads are what the walk read
-// just before the kept steps, likeliest still in L2. Everything kept or re-read is read for the last time
-// with an L2 evict-first policy, so that the walked steps keep the L2.
+// just before the kept steps, likeliest still in L2. Everything kept or re-read is read for the last time,
+// and the codes and scales are stored, with an L2 evict-first policy, so that the walked steps keep the L2.
 constexpr int kResidentThreads = 512;
-constexpr int kResidentCtasPerSm = 2;    // what an SM could hold: 1024 threads at 64 registers; half is launched
+constexpr int kResidentCtasPerSm = 2;    // 1024 threads at 64 registers: one CTA per SM where x fits on chip that way
 constexpr int kResidentLoadBytes = 128;  // max walk: bytes of x a thread loads before it takes their max
 constexpr int kResidentAhead = 2;        // quantize walk: re-read steps in flight per thread
 // The resident kernel takes x while what it keeps on chip is at least 1 / kResidentMinKeptShare of x's
-// steps (H100, bf16 (M, 7168), against the two passes: M = 256 .. 8192 4-13 % faster; M = 16384, 10 %
-// of x kept, 3 % slower).
+// steps (H100, bf16 (M, 7168), against the two passes: M = 256 .. 8192 8-16 % faster, 12288 5 %, 16384 (a
+// fifth of x on chip) 1 %; M = 24576 takes the two passes).
 constexpr int kResidentMinKeptShare = 6;
 
 // The largest finite magnitude key (Elements<T>::finite_key) of a run of vectors in fewer instructions:
@@ -866,8 +880,9 @@ __global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
     }
   };
   auto quantize_at = [&](const Cursor& c, const uint4 (&raw)[kV]) {
-    Io::quantize(context, true, raw, Io::codes(p, static_cast<std::size_t>(c.block) * Io::kBlock),
-                 p.scale_blocked + blocked_offset(static_cast<int>(c.row), static_cast<int>(c.col), cols_padded));
+    Io::template quantize</*kStreaming=*/true>(
+        context, true, raw, Io::codes(p, static_cast<std::size_t>(c.block) * Io::kBlock),
+        p.scale_blocked + blocked_offset(static_cast<int>(c.row), static_cast<int>(c.col), cols_padded));
   };
   constexpr int kAhead = kResidentAhead;
   uint4 ahead[kAhead][kV];
@@ -954,10 +969,9 @@ int resident_kept_bytes(int device) {
   return cache[device] > 0 ? cache[device] : 0;
 }
 
-// The resident kernel, if x suits it (above); otherwise false, nothing launched. Its grid is half what
-// could be resident (one CTA per SM), as the one-pass kernel's: the CTAs must not wait for partials of CTAs
-// that other streams' kernels (tensor parallel's NCCL) keep from starting. (The full grid, two CTAs per SM,
-// measured 6 % faster at bf16 8192x7168 on an H100; it would need a max walk that no late CTA holds up.)
+// The resident kernel, if x suits it (above); otherwise false, nothing launched. One CTA per SM while that
+// keeps all of x on chip (fewer CTAs to wait for: M <= 1659 at bf16 K = 7168 on 132 SMs), else two, the
+// whole resident grid (H100, bf16 8192x7168: 6 % faster than one CTA per SM).
 template <class Recipe, class T>
 bool launch_resident(const QuantizeProblem& p, int cols_padded, int rows_padded, int device, int sm_count,
                      cudaStream_t stream, LaunchStatus* status) {
@@ -965,12 +979,16 @@ bool launch_resident(const QuantizeProblem& p, int cols_padded, int rows_padded,
   constexpr int kHeldSteps = kResidentLoadBytes / (BlockIo<Recipe, T>::kVectors * 16);
   const long long x_blocks = static_cast<long long>(p.rows) * (p.k / Recipe::kBlock);
   const int kept_bytes = resident_kept_bytes<Recipe, T>(device);
-  const long long grid = static_cast<long long>(sm_count) * kResidentCtasPerSm / 2;
-  if (kept_bytes == 0 || grid < 1 || grid > kMaxAmaxPartials || x_blocks >= (1ll << 30)) return false;
+  const long long full_grid = static_cast<long long>(sm_count) * kResidentCtasPerSm;
+  if (kept_bytes == 0 || full_grid > kMaxAmaxPartials || x_blocks >= (1ll << 30)) return false;
+  const int on_chip_steps = kept_bytes / kStepBytes + kHeldSteps;
+  auto steps_over = [&](long long grid) {
+    return (x_blocks + grid * kResidentThreads - 1) / (grid * kResidentThreads);
+  };
+  const long long grid = steps_over(full_grid / 2) > on_chip_steps ? full_grid : full_grid / 2;
+  if (grid < 1 || steps_over(grid) > static_cast<long long>(on_chip_steps) * kResidentMinKeptShare) return false;
   const int kept_steps = kept_bytes / kStepBytes;
-  const long long steps = (x_blocks + grid * kResidentThreads - 1) / (grid * kResidentThreads);
-  if (steps > static_cast<long long>(kept_steps + kHeldSteps) * kResidentMinKeptShare) return false;
-  // cooperative: every CTA resident at once (they wait for each other's partials)
+  // cooperative: the CTAs wait for each other's partials; the grid starts only whole (launch_one_pass)
   const cudaError_t err = launch_kernel(quantize_resident_kernel<Recipe, T>, dim3(static_cast<unsigned>(grid)),
                                         dim3(kResidentThreads), kept_bytes, stream,
                                         LaunchAttributes{/*programmatic=*/true, /*cooperative=*/true}, p,
