@@ -7,9 +7,10 @@
 // flag in host-mapped memory. Then a grid of two CTAs per SM (each under half an SM's shared memory: one
 // fits beside the hog, two only once it leaves) is launched on stream 2 through the package's own
 // launch_kernel, with and without the cooperative attribute. Each CTA counts its start in mapped memory.
-// While the hog holds, a plain grid starts one CTA per SM (the control: the probe can see a partial
-// start); a cooperative grid that starts only whole starts none. Then the hog is released and every grid
-// must finish whole.
+// While the hog holds, a plain grid's CTAs run beside it, one per SM at a time (the control: the probe
+// sees a grid start in part; as its CTAs end at once, all of them pass through); a cooperative grid that
+// starts only whole starts none. Then the hog is released and every grid must finish whole. Output:
+// docs/h100-2026-11-26/quantize-full-grid/cooperative_start_probe.txt.
 // Build and run on the GPU:
 //   nvcc -O3 -std=c++17 -arch=sm_90a -Icsrc/include -o /tmp/cooperative_start_probe \
 //        benchmarks/probes/cooperative_start_probe.cu && /tmp/cooperative_start_probe
