@@ -981,13 +981,12 @@ bool launch_resident(const QuantizeProblem& p, int cols_padded, int rows_padded,
   const int kept_bytes = resident_kept_bytes<Recipe, T>(device);
   const long long full_grid = static_cast<long long>(sm_count) * kResidentCtasPerSm;
   if (kept_bytes == 0 || full_grid > kMaxAmaxPartials || x_blocks >= (1ll << 30)) return false;
-  const int on_chip_steps = kept_bytes / kStepBytes + kHeldSteps;
+  const int kept_steps = kept_bytes / kStepBytes, on_chip_steps = kept_steps + kHeldSteps;
   auto steps_over = [&](long long grid) {
     return (x_blocks + grid * kResidentThreads - 1) / (grid * kResidentThreads);
   };
   const long long grid = steps_over(full_grid / 2) > on_chip_steps ? full_grid : full_grid / 2;
   if (grid < 1 || steps_over(grid) > static_cast<long long>(on_chip_steps) * kResidentMinKeptShare) return false;
-  const int kept_steps = kept_bytes / kStepBytes;
   // cooperative: the CTAs wait for each other's partials; the grid starts only whole (launch_one_pass)
   const cudaError_t err = launch_kernel(quantize_resident_kernel<Recipe, T>, dim3(static_cast<unsigned>(grid)),
                                         dim3(kResidentThreads), kept_bytes, stream,
