@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -419,10 +420,19 @@ void nvfp4_gemm::launch_entry(const KernelEntry* entry, const GemmProblem& probl
            /*launch=*/true);
 }
 
+namespace {
+// The SMs the quantize kernels size their grids for (set_quantize_sms); 0: all of the device's.
+std::atomic<int> quantize_sms_limit{0};
+int quantize_sms(int device) {
+  const int limit = quantize_sms_limit.load(std::memory_order_relaxed), all = sm_count(device);
+  return limit > 0 && limit < all ? limit : all;
+}
+}  // namespace
+
 void nvfp4_gemm::launch_quantize(const quantize::QuantizeProblem& problem, OperandFormat format,
                                  quantize::InputDtype dtype, int device, cudaStream_t stream) {
   make_current(device);
-  const LaunchStatus status = quantize::launch_quantize(problem, format, dtype, device, sm_count(device), stream);
+  const LaunchStatus status = quantize::launch_quantize(problem, format, dtype, device, quantize_sms(device), stream);
   if (!status.ok) throw std::runtime_error(std::string("nvfp4_gemm quantize: launch failed: ") + status.message);
 }
 
@@ -586,6 +596,10 @@ PYBIND11_MODULE(_C, m) {
 #endif
 
   m.attr("QUANTIZE_AMAX_SCRATCH_BYTES") = quantize::kAmaxScratchBytes;
+  m.def("set_quantize_sms", [](int sms) { quantize_sms_limit.store(sms, std::memory_order_relaxed); },
+        py::arg("sms"), "The SMs the quantize kernels size their grids for (0: all; checked by the caller).");
+  m.def("quantize_sms_limit", [] { return quantize_sms_limit.load(std::memory_order_relaxed); },
+        "What set_quantize_sms last set (0: all SMs).");
 
   m.def("quantize", [](std::uintptr_t x, int dtype, int format, int rows, int k, std::uintptr_t global_scale,
                        std::uintptr_t partner_global_scale, std::uintptr_t data, std::uintptr_t scale_blocked,

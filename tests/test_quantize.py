@@ -464,3 +464,17 @@ def test_torch_compile_quantize_then_gemm_fullgraph():
         got = compiled(x, qw.data, qw.scale, qw.global_scale)
         assert torch.equal(got, layer(x, qw.data, qw.scale, qw.global_scale))
         assert got.abs().max() > 0
+
+
+def test_quantize_sms_is_set_checked_and_reset():
+    assert nvfp4_gemm.quantize_sms() is None  # the default: the whole GPU
+    try:
+        nvfp4_gemm.set_quantize_sms(100)
+        assert nvfp4_gemm.quantize_sms() == 100
+        for bad in (0, -4, 1.5, True, "8"):
+            with pytest.raises(ValueError, match="sms must be None .* or a positive int"):
+                nvfp4_gemm.set_quantize_sms(bad)
+        assert nvfp4_gemm.quantize_sms() == 100  # a refused value changes nothing
+    finally:
+        nvfp4_gemm.set_quantize_sms(None)
+    assert nvfp4_gemm.quantize_sms() is None

@@ -4,6 +4,8 @@ reference on random data, ties, subnormal scales, zero rows, huge/tiny magnitude
 values, every output byte written (outputs poisoned first), streams, CUDA graphs, the layer, and the op's
 C++ kernel (csrc/torch_op.cpp: a signature served without Python after its first call)."""
 
+import math
+
 import pytest
 import torch
 
@@ -184,6 +186,44 @@ def test_dynamic_scale_over_x_kept_partly_on_chip(dtype, shape, peak):
     peak_row = {"first": 1, "middle": rows // 2, "last": rows - 2}[peak]
     x[peak_row, k // 3] = -2.0 * x.nan_to_num(0.0, 0.0, 0.0).abs().max()
     check_device(x.to(dtype))
+
+
+def kernel_grids(fn, tmp_path) -> list[tuple[str, int]]:
+    """(name, CTAs) of every kernel fn launches, from the profiler's trace."""
+    import json
+
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    trace = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(trace))
+    events = json.loads(trace.read_text())["traceEvents"]
+    return [(e["name"], math.prod(e["args"]["grid"])) for e in events if e.get("cat") == "kernel"]
+
+
+@pytest.mark.parametrize("sms", [None, 100])
+def test_quantize_sms_sizes_the_resident_grid(sms, tmp_path):
+    """set_quantize_sms: the resident kernel's grid is one CTA per SM where x fits on chip that way
+    (1000x4096) and two beyond (4096x7168), for the SMs it was given; the outputs stay exact."""
+    device = supported_gpu_or_skip()
+    props = torch.cuda.get_device_properties(device)
+    if props.multi_processor_count != 132 or props.shared_memory_per_multiprocessor != 233472:
+        pytest.skip("the sizes that pick each grid are set for 132 SMs of 228 KB shared memory (H100, H200)")
+    try:
+        nvfp4_gemm.set_quantize_sms(sms)
+        used = sms or props.multi_processor_count
+        for shape, ctas_per_sm in (((1000, 4096), 1), ((4096, 7168), 2)):
+            x_cpu = random_x(shape, torch.bfloat16, seed=shape[0] + 7, spread=2.0)
+            x = x_cpu.to(device)
+            nvfp4_gemm.quantize(x)  # the op's first call of a signature may take the Python path
+            out = []
+            grids = kernel_grids(lambda: out.append(torch.ops.nvfp4.quantize(x, None, None)), tmp_path)
+            assert [ctas for name, ctas in grids if "quantize_resident_kernel" in name] == [used * ctas_per_sm], grids
+            assert_bitwise_equal(tuple(t.cpu() for t in out[0]), formats.quantize_reference(x_cpu))
+    finally:
+        nvfp4_gemm.set_quantize_sms(None)
 
 
 def quantize_with_scratch(x: torch.Tensor, scratch: torch.Tensor) -> Quantized:

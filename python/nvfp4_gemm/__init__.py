@@ -27,7 +27,7 @@ from .formats import (
 )
 from .nn import NVFP4Linear, QuantizeSummary, quantize_model
 from .ops import compiled_architectures, gemm, supported_capabilities
-from .quantization import Quantized, quantize
+from .quantization import Quantized, quantize, quantize_sms, set_quantize_sms
 from .resolver import Resolution, UnsupportedDeviceError, candidates, resolve
 from .tools import gpumode
 
@@ -55,11 +55,13 @@ __all__ = [
     "Quantized",
     "QuantizeSummary",
     "quantize_model",
+    "quantize_sms",
     "nn",
     "parallel",
     "reference_gemm",
     "resolve",
     "round_once",
+    "set_quantize_sms",
     "supported_capabilities",
     "to_blocked",
     "unpack_fp4",
