@@ -24,6 +24,9 @@ boundaries of the 16-element scale blocks.
 Scales: each shard's scales are taken from the plain (rows, K/16) view and laid out in the blocked
 layout on their own (zero padding), so shard boundaries need no alignment to the layout's 128-row
 or 4-column tiles; the shards obey the kernels' shape rules (N a multiple of 8, K of 32).
+
+Communication on another stream, overlapped with the layers: `nvfp4_gemm.set_quantize_sms` leaves SMs to
+NCCL's kernels (the dynamic-scale quantize of a large x otherwise waits for a concurrent all-reduce).
 """
 
 from __future__ import annotations
