@@ -729,6 +729,14 @@ constexpr int kResidentAhead = 2;        // quantize walk: re-read steps in flig
 // steps (H100, bf16 (M, 7168), against the two passes: M = 256 .. 8192 8-16 % faster, 12288 5 %, 16384 (a
 // fifth of x on chip) 1 %; M = 24576 takes the two passes).
 constexpr int kResidentMinKeptShare = 6;
+// A step of the resident kernel: one block of x per thread of a CTA (bytes a CTA keeps per kept step), and
+// the steps a thread loads at once in the max walk, the last of which it holds in registers.
+template <class Recipe, class T>
+struct ResidentSteps {
+  static constexpr int kBlockBytes = BlockIo<Recipe, T>::kVectors * 16;
+  static constexpr int kStepBytes = kResidentThreads * kBlockBytes;
+  static constexpr int kHeldSteps = kResidentLoadBytes / kBlockBytes;
+};
 
 // The largest finite magnitude key (Elements<T>::finite_key) of a run of vectors in fewer instructions:
 // the magnitudes' max (per 16-bit half, or per word), exact while it is below the format's non-finite
@@ -777,8 +785,8 @@ __global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
     quantize_resident_kernel(QuantizeProblem p, int cols_padded, int rows_padded, int kept_steps) {
   using Io = BlockIo<Recipe, T>;
   constexpr int kV = Io::kVectors;
-  constexpr int kLoadSteps = kResidentLoadBytes / (kV * 16);  // steps loaded at once in the max walk
-  constexpr int kHeldSteps = kLoadSteps;                       // the last ones, kept in registers
+  constexpr int kLoadSteps = ResidentSteps<Recipe, T>::kHeldSteps;  // steps loaded at once in the max walk
+  constexpr int kHeldSteps = kLoadSteps;                             // the last ones, kept in registers
   extern __shared__ uint4 kept[];  // [kept step][vector][thread]
   wait_for_predecessor();
   allow_successor();
@@ -945,7 +953,7 @@ int resident_kept_bytes(int device) {
   if (device < 0 || device >= 64) return 0;
   if (cache[device] == 0) {
     constexpr auto kKernel = quantize_resident_kernel<Recipe, T>;
-    constexpr int kStepBytes = kResidentThreads * BlockIo<Recipe, T>::kVectors * 16;
+    constexpr int kStepBytes = ResidentSteps<Recipe, T>::kStepBytes;
     int sm_bytes = 0, block_optin = 0, reserved = 0, ctas = 0;
     cudaFuncAttributes attributes{};
     int bytes = -1;
@@ -975,13 +983,12 @@ int resident_kept_bytes(int device) {
 template <class Recipe, class T>
 bool launch_resident(const QuantizeProblem& p, int cols_padded, int rows_padded, int device, int sm_count,
                      cudaStream_t stream, LaunchStatus* status) {
-  constexpr int kStepBytes = kResidentThreads * BlockIo<Recipe, T>::kVectors * 16;
-  constexpr int kHeldSteps = kResidentLoadBytes / (BlockIo<Recipe, T>::kVectors * 16);
+  using Steps = ResidentSteps<Recipe, T>;
   const long long x_blocks = static_cast<long long>(p.rows) * (p.k / Recipe::kBlock);
   const int kept_bytes = resident_kept_bytes<Recipe, T>(device);
   const long long full_grid = static_cast<long long>(sm_count) * kResidentCtasPerSm;
   if (kept_bytes == 0 || full_grid > kMaxAmaxPartials || x_blocks >= (1ll << 30)) return false;
-  const int kept_steps = kept_bytes / kStepBytes, on_chip_steps = kept_steps + kHeldSteps;
+  const int kept_steps = kept_bytes / Steps::kStepBytes, on_chip_steps = kept_steps + Steps::kHeldSteps;
   auto steps_over = [&](long long grid) {
     return (x_blocks + grid * kResidentThreads - 1) / (grid * kResidentThreads);
   };
