@@ -151,16 +151,18 @@ struct Rounded {
 template <class Format, bool kSaturate = true>
 NVFP4_HOST_DEVICE Rounded round_magnitude(float a) {
   constexpr int kShift = 23 - Format::kMantissaBits;
+  constexpr std::uint32_t kMagicExponent = static_cast<std::uint32_t>(kShift) << 23;  // 2^kShift's exponent bits
+  constexpr std::uint32_t kMinMagicBits = Format::kMinExponentBits + kMagicExponent;
   if constexpr (kSaturate) a = fmin_ordered(a, Format::kMaxValue);
-  const std::uint32_t exponent_bits = umax(float_bits(a) & kExponentMask, Format::kMinExponentBits);
-  const std::uint32_t magic_bits = exponent_bits + (static_cast<std::uint32_t>(kShift) << 23);
+  // the magic number 2^(E + kShift) as max(exponent bits + kMagicExponent, kMinMagicBits): one VIADDMNMX
+  // on sm_90 where the max before the addition took two (a <= Format::kRoundsAboveMax here: no overflow)
+  const std::uint32_t magic_bits = umax((float_bits(a) & kExponentMask) + kMagicExponent, kMinMagicBits);
   const float magic = bits_float(magic_bits);
   const float total = add_rn(a, magic);
   // (total - magic) steps + 2^m codes per binade above the smallest normal's, as one IADD3 and one
-  // LEA: the exponent bits have no low bits, so (e - e_min) >> 23 << m == (e >> kShift) - (e_min >> kShift)
-  const std::uint32_t code = (float_bits(total) - exponent_bits - ((static_cast<std::uint32_t>(kShift) << 23) +
-                                                                   (Format::kMinExponentBits >> kShift))) +
-                             (exponent_bits >> kShift);
+  // LEA: the magic's bits have no low bits, so (E - E_min) >> 23 << m == (magic >> kShift) - (min magic >> kShift)
+  const std::uint32_t code =
+      (float_bits(total) - magic_bits - (kMinMagicBits >> kShift)) + (magic_bits >> kShift);
   return {code, sub_rn(total, magic)};
 }
 
