@@ -151,7 +151,7 @@ struct Rounded {
 template <class Format, bool kSaturate = true>
 NVFP4_HOST_DEVICE Rounded round_magnitude(float a) {
   constexpr int kShift = 23 - Format::kMantissaBits;
-  constexpr std::uint32_t kMagicExponent = static_cast<std::uint32_t>(kShift) << 23;  // 2^kShift's exponent bits
+  constexpr std::uint32_t kMagicExponent = static_cast<std::uint32_t>(kShift) << 23;  // adds kShift to an exponent
   constexpr std::uint32_t kMinMagicBits = Format::kMinExponentBits + kMagicExponent;
   if constexpr (kSaturate) a = fmin_ordered(a, Format::kMaxValue);
   // the magic number 2^(E + kShift) as max(exponent bits + kMagicExponent, kMinMagicBits): one VIADDMNMX
