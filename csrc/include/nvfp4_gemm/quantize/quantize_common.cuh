@@ -726,7 +726,7 @@ bool launch_one_pass(const QuantizeProblem& p, int cols_padded, int rows_padded,
 constexpr int kResidentThreads = 512;
 constexpr int kResidentCtasPerSm = 2;    // 1024 threads at 64 registers: one CTA per SM where x fits on chip that way
 constexpr int kResidentLoadBytes = 128;  // max walk: bytes of x a thread loads before it takes their max
-constexpr int kResidentAhead = 2;        // quantize walk: re-read steps in flight per thread
+constexpr int kResidentAheadBytes = 64;  // quantize walk: bytes of re-read steps in flight per thread
 // The resident kernel takes x while what it keeps on chip is at least 1 / kResidentMinKeptShare of x's
 // steps (H100, bf16 (M, 7168), against the two passes: M = 256 .. 8192 8-16 % faster, 12288 5 %, 16384 (a
 // fifth of x on chip) 1 %; M = 24576 takes the two passes).
@@ -738,6 +738,9 @@ struct ResidentSteps {
   static constexpr int kBlockBytes = BlockIo<Recipe, T>::kVectors * 16;
   static constexpr int kStepBytes = kResidentThreads * kBlockBytes;
   static constexpr int kHeldSteps = kResidentLoadBytes / kBlockBytes;
+  // re-read steps in flight: 2 for 16-bit x, 1 for fp32 (its 64-byte blocks in three rotating buffers
+  // spill 288 bytes at 64 registers, two buffers 64 bytes; H100: 2-3 % faster than two ahead with copies)
+  static constexpr int kAheadSteps = kResidentAheadBytes / kBlockBytes > 0 ? kResidentAheadBytes / kBlockBytes : 1;
 };
 
 // The largest finite magnitude key (Elements<T>::finite_key) of a run of vectors in fewer instructions:
@@ -894,12 +897,17 @@ __global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
         context, true, raw, Io::codes(p, static_cast<std::size_t>(c.block) * Io::kBlock),
         p.scale_blocked + blocked_offset(static_cast<int>(c.row), static_cast<int>(c.col), cols_padded));
   };
-  constexpr int kAhead = kResidentAhead;
-  uint4 ahead[kAhead][kV];
+  // Re-read step n of the walk back (step first_kept - 1 - n) lives in buffer n % kBuffers: the loop below
+  // is unrolled by kBuffers, so each buffer keeps a name of its own and no registers are copied between
+  // them (shifting them took 8 moves per 16-bit re-read step, 8 % of the quantize walk's instructions;
+  // on the H100 16-bit x ran no faster without them, fp32 2-3 % faster: perf notes).
+  constexpr int kAhead = ResidentSteps<Recipe, T>::kAheadSteps;
+  constexpr int kBuffers = kAhead + 1;
+  uint4 rereads[kBuffers][kV];
   auto issue_ahead = [&]() {
 #pragma unroll
     for (int a = 0; a < kAhead; ++a) {
-      if (first_kept - 1 - a >= 0) load_last_use(first_kept - 1 - a, ahead[a]);
+      if (first_kept - 1 - a >= 0) load_last_use(first_kept - 1 - a, rereads[a]);
     }
   };
   Cursor on_chip = cursor_at(first_held + kHeldSteps - 1);
@@ -913,24 +921,23 @@ __global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
   if (kHeldSteps <= kAhead) issue_ahead();
   Cursor reread = cursor_at(first_kept);
   while (reread.at > 0 || on_chip.at > first_kept) {
-    if (reread.at > 0) {
-      step_back(reread);
-      uint4 raw[kV];
 #pragma unroll
-      for (int i = 0; i < kV; ++i) raw[i] = ahead[0][i];
+    for (int j = 0; j < kBuffers; ++j) {
+      if (reread.at > 0) {
+        step_back(reread);
+        // into the buffer consumed one step ago: kAhead re-reads in flight while this one is quantized
+        if (reread.at - kAhead >= 0) {
+          load_last_use(reread.at - kAhead, rereads[(j + kAhead) % kBuffers]);
+        }
+        quantize_at(reread, rereads[j]);
+      }
+      if (on_chip.at > first_kept) {
+        step_back(on_chip);
+        uint4 raw[kV];
 #pragma unroll
-      for (int a = 0; a + 1 < kAhead; ++a)
-#pragma unroll
-        for (int i = 0; i < kV; ++i) ahead[a][i] = ahead[a + 1][i];
-      if (reread.at - kAhead >= 0) load_last_use(reread.at - kAhead, ahead[kAhead - 1]);
-      quantize_at(reread, raw);
-    }
-    if (on_chip.at > first_kept) {
-      step_back(on_chip);
-      uint4 raw[kV];
-#pragma unroll
-      for (int i = 0; i < kV; ++i) raw[i] = kept_slot(on_chip.at, i);
-      quantize_at(on_chip, raw);
+        for (int i = 0; i < kV; ++i) raw[i] = kept_slot(on_chip.at, i);
+        quantize_at(on_chip, raw);
+      }
     }
   }
 
