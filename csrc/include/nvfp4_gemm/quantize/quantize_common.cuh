@@ -740,7 +740,8 @@ struct ResidentSteps {
   static constexpr int kHeldSteps = kResidentLoadBytes / kBlockBytes;
   // re-read steps in flight: 2 for 16-bit x, 1 for fp32 (its 64-byte blocks in three rotating buffers
   // spill 288 bytes at 64 registers, two buffers 64 bytes; H100: 2-3 % faster than two ahead with copies)
-  static constexpr int kAheadSteps = kResidentAheadBytes / kBlockBytes > 0 ? kResidentAheadBytes / kBlockBytes : 1;
+  static constexpr int kAheadSteps = kResidentAheadBytes / kBlockBytes;
+  static_assert(kAheadSteps >= 1, "a block is at most kResidentAheadBytes");
 };
 
 // The largest finite magnitude key (Elements<T>::finite_key) of a run of vectors in fewer instructions:
