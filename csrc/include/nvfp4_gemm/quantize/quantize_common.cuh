@@ -7,11 +7,13 @@
 //
 // Exactness by construction: every rounding is one IEEE fp32 operation with round-to-nearest-even,
 // written with the _rn intrinsics (never contracted into an FMA), in the order of the Python
-// reference; the rounding to e2m1 and e4m3 is itself one fp32 addition (round_magnitude). The
-// per-block functions run unchanged on the host (quantize_on_host), so the CPU tests prove this
-// arithmetic against the reference; the GPU tests compare the device's bytes. One device-only step:
-// NVFP4's block scale is the hardware e4m3 conversion and its reciprocal a lookup in a per-CTA table
-// (the host rounds and divides), which the GPU tests' ties and subnormal scales compare too.
+// reference; the rounding to e2m1 and e4m3 is itself one fp32 addition (round_magnitude; for the e2m1
+// codes one FMA and one addition, e2m1_value_over_64, whose exact values the e4m3 conversion turns into
+// codes). The per-block functions run unchanged on the host (quantize_on_host), so the CPU tests prove
+// this arithmetic against the reference; the GPU tests compare the device's bytes. Device-only steps:
+// the e4m3 conversion instructions (the host rounds with round_magnitude<E4M3>), and NVFP4's reciprocal
+// of the block scale, a lookup in a per-CTA table (the host divides), which the GPU tests' ties and
+// subnormal scales compare too.
 //
 // Work: thread (row, scale column) quantizes one block per step (e.g. one 32-byte read of a bf16
 // NVFP4 block of 16, an 8-byte code write, a scale byte), striding down the rows with the next step's
@@ -25,6 +27,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cfloat>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -91,6 +94,13 @@ NVFP4_HOST_DEVICE float sub_rn(float a, float b) {
   return __fsub_rn(a, b);
 #else
   return a - b;
+#endif
+}
+NVFP4_HOST_DEVICE float fma_rn(float a, float b, float c) {  // a * b + c, rounded once
+#ifdef __CUDA_ARCH__
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
 #endif
 }
 NVFP4_HOST_DEVICE float div_rn(float a, float b) {
@@ -186,6 +196,41 @@ __device__ __forceinline__ std::uint32_t e4m3_code_satfinite(float a) {
 }
 #endif
 
+// round_magnitude<E2M1>(a).value / 64, the same rounding, in one integer instruction and two fp32 ones:
+// the magic number m is a * 2^16 plus two units in its last place (its bits: a's plus a constant, one
+// VIADDMNMX with the floor of the codes below 1, 2^16 plus two units), whose unit is a's e2m1 step / 64.
+// m - a / 64, rounded once inside an FMA, lands in m's binade (so its step is that unit), and m is an
+// even number of units at every tie (a tie's mantissa is even): m minus the rounded difference is
+// a / 64 rounded to nearest even. Every such value is an e4m3 value whose code is the e2m1 code shifted
+// left by 2 (e2m1 0.5 -> 2^-7, e4m3's subnormal 0x04; 1 -> 2^-6, 0x08; 6 -> 0x1C). Proved against
+// round_magnitude on every non-negative float up to +inf (docs/h100-2026-11-27b/e2m1-by-conversion/
+// exhaustive_value_over_64.cpp; an odd offset, or none, fails there on ties and binade ends).
+template <bool kSaturate>
+NVFP4_HOST_DEVICE float e2m1_value_over_64(float a) {
+  constexpr int kShift = 23 - E2M1::kMantissaBits;
+  constexpr std::uint32_t kTwoUnits = 2;
+  constexpr std::uint32_t kMagicOffset = (static_cast<std::uint32_t>(kShift - 6) << 23) + kTwoUnits;
+  constexpr std::uint32_t kMinMagicBits = E2M1::kMinExponentBits + (static_cast<std::uint32_t>(kShift - 6) << 23) + kTwoUnits;
+  if constexpr (kSaturate) a = fmin_ordered(a, E2M1::kMaxValue);
+  const float magic = bits_float(umax(float_bits(a) + kMagicOffset, kMinMagicBits));
+  return add_rn(fma_rn(a, 1.0f / 64, -magic), magic);
+}
+// Four such values -> their e4m3 codes in bytes 0..3 (exact conversions): on the device two conversion
+// instructions into one register
+NVFP4_HOST_DEVICE std::uint32_t e4m3_codes(float b0, float b1, float b2, float b3) {
+#ifdef __CUDA_ARCH__
+  std::uint32_t codes;
+  asm("{\n .reg .b16 lo, hi;\n cvt.rn.satfinite.e4m3x2.f32 lo, %2, %1;\n cvt.rn.satfinite.e4m3x2.f32 hi, %4, %3;\n"
+      " mov.b32 %0, {lo, hi};\n}\n"
+      : "=r"(codes)
+      : "f"(b0), "f"(b1), "f"(b2), "f"(b3));
+  return codes;
+#else
+  return round_magnitude<E4M3>(b0).code | round_magnitude<E4M3>(b1).code << 8 | round_magnitude<E4M3>(b2).code << 16 |
+         round_magnitude<E4M3>(b3).code << 24;
+#endif
+}
+
 // A block's codes: code i = sign_i | Format(|v_i| * factor), kCodeBits each, packed little-endian into
 // words (element i of word w at bit kCodeBits * i); `signs` holds the sign bits already in place.
 // One multiply and one rounding per element; the clamp at the format's largest value is skipped when
@@ -196,12 +241,25 @@ NVFP4_HOST_DEVICE void encode_magnitudes(const float (&v)[kCount], float factor,
                                          std::uint32_t (&words)[kWords]) {
   constexpr int kPerWord = 32 / kCodeBits;
   static_assert(kCount == kPerWord * kWords, "whole words of codes");
-  for (int w = 0; w < kWords; ++w) {
-    std::uint32_t packed = 0;  // element i lands kCodeBits * i higher: shift-and-add from the last one
-    for (int i = kPerWord - 1; i >= 0; --i) {
-      packed = (packed << kCodeBits) + round_magnitude<Format, kSaturate>(mul_rn(fabsf(v[w * kPerWord + i]), factor)).code;
+  if constexpr (std::is_same_v<Format, E2M1> && kCodeBits == 4) {
+    // e2m1 codes by the e4m3 conversion, two per instruction on the device, instead of integer arithmetic
+    // on each rounded sum: the even elements' codes (<< 2) in one word's bytes, the odd ones' in another,
+    // and one shift each puts them at their nibbles (perf notes: "Quantize: e2m1 codes by the e4m3
+    // conversion")
+    for (int w = 0; w < kWords; ++w) {
+      float r[kPerWord];
+      for (int i = 0; i < kPerWord; ++i) r[i] = e2m1_value_over_64<kSaturate>(mul_rn(fabsf(v[w * kPerWord + i]), factor));
+      const std::uint32_t even = e4m3_codes(r[0], r[2], r[4], r[6]), odd = e4m3_codes(r[1], r[3], r[5], r[7]);
+      words[w] = (even >> 2) | (odd << 2) | signs[w];
     }
-    words[w] = packed | signs[w];
+  } else {
+    for (int w = 0; w < kWords; ++w) {
+      std::uint32_t packed = 0;  // element i lands kCodeBits * i higher: shift-and-add from the last one
+      for (int i = kPerWord - 1; i >= 0; --i) {
+        packed = (packed << kCodeBits) + round_magnitude<Format, kSaturate>(mul_rn(fabsf(v[w * kPerWord + i]), factor)).code;
+      }
+      words[w] = packed | signs[w];
+    }
   }
 }
 template <class Format, int kCodeBits, int kCount, int kWords>
