@@ -1,9 +1,13 @@
-"""Quantization (CPU): the rounding functions against brute force, the recipe against an independent
+"""Quantization (CPU): the rounding functions against brute force (the kernels' e2m1 rounding on every
+float), the recipe against an independent
 scalar implementation, ties, subnormal scales, saturation, zero and non-finite blocks, the kernel's own
 arithmetic run on the host (`_C.quantize_on_host`) bit for bit against the reference, and the op
 (schema, fake, opcheck, torch.compile of quantize -> gemm)."""
 
 import math
+import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +17,8 @@ import nvfp4_gemm
 from nvfp4_gemm import _C, formats
 from nvfp4_gemm.dtypes import OPERAND_FORMATS, operand_format
 from nvfp4_gemm.quantization import INPUT_DTYPES, Quantized
+
+from sm120_proof_build import generated_include_dir
 
 FLOAT32_MAX = np.float32(np.finfo(np.float32).max)
 
@@ -35,6 +41,25 @@ def nearest_even(value: float, grid: list[float]) -> int:
         return len(grid) - 1
     best = min(range(len(grid)), key=lambda c: (abs(grid[c] - value), c % 2))
     return best
+
+
+def test_e2m1_rounding_on_every_float(tmp_path):
+    """The kernels' e2m1 rounding (quantize_common.cuh's e2m1_value_over_64: one VIADDMNMX, an FMA and an add,
+    whose values the e4m3 conversion turns into codes) equals round_magnitude<E2M1>, the rounding of the
+    reference's arithmetic, on every non-negative float up to +inf: tests/exhaustive_e2m1_rounding.cpp, built
+    from the library's header as host C++ (nvcc driving the host compiler, for the CUDA headers) and run."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc not found: the exhaustive check is built against the CUDA headers")
+    root = Path(__file__).resolve().parents[1]
+    program = tmp_path / "exhaustive_e2m1_rounding"
+    build = subprocess.run(
+        [nvcc, "-x", "c++", "-std=c++17", "-O2", "-Xcompiler=-ffp-contract=off", f"-I{root / 'csrc' / 'include'}",
+         f"-I{generated_include_dir()}", str(root / "tests" / "exhaustive_e2m1_rounding.cpp"), "-o", str(program)],
+        capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-4000:]
+    run = subprocess.run([str(program)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0 and "2139095041 floats checked, 0 mismatches" in run.stdout, run.stdout + run.stderr
 
 
 def test_format_constants():

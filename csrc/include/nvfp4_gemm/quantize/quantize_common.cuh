@@ -203,8 +203,8 @@ __device__ __forceinline__ std::uint32_t e4m3_code_satfinite(float a) {
 // even number of units at every tie (a tie's mantissa is even): m minus the rounded difference is
 // a / 64 rounded to nearest even. Every such value is an e4m3 value whose code is the e2m1 code shifted
 // left by 2 (e2m1 0.5 -> 2^-7, e4m3's subnormal 0x04; 1 -> 2^-6, 0x08; 6 -> 0x1C). Proved against
-// round_magnitude on every non-negative float up to +inf (docs/h100-2026-11-27b/e2m1-by-conversion/
-// exhaustive_value_over_64.cpp; an odd offset, or none, fails there on ties and binade ends).
+// round_magnitude on every non-negative float up to +inf (tests/exhaustive_e2m1_rounding.cpp, run by
+// test_quantize.py; an odd offset, or none, fails there on ties and binade ends).
 template <bool kSaturate>
 NVFP4_HOST_DEVICE float e2m1_value_over_64(float a) {
   constexpr int kShift = 23 - E2M1::kMantissaBits;

@@ -1,10 +1,10 @@
-// e2m1_value_over_64 (quantize_common.cuh, the device quantize's e2m1 rounding since this change) against
-// round_magnitude<E2M1> (the host's, the reference's arithmetic) on every non-negative float up to +inf
-// (saturating form) and every one below 7 (plain form), and the e4m3 code of each of its 8 values.
-// Build and run (host, g++, ~6 s):
+// e2m1_value_over_64 (quantize_common.cuh: the e2m1 rounding of the quantize kernels, on the host too)
+// against round_magnitude<E2M1> (the rounding the reference's arithmetic gives) on every non-negative float up
+// to +inf (saturating form) and every one below 7 (plain form), and the e4m3 code of each of its 8 values.
+// Built and run by tests/test_quantize.py::test_e2m1_rounding_on_every_float (~7 s); by hand:
 //   python3 csrc/generate_kernels.py --out-dir /tmp/gen --cuda-archs 90a
 //   g++ -O2 -std=c++17 -ffp-contract=off -I csrc/include -I /tmp/gen/include -I /usr/local/cuda/include \
-//       docs/h100-2026-11-27b/e2m1-by-conversion/exhaustive_value_over_64.cpp -o /tmp/exhaustive && /tmp/exhaustive
+//       tests/exhaustive_e2m1_rounding.cpp -o /tmp/exhaustive && /tmp/exhaustive
 #include <cstdint>
 #include <cstdio>
 
