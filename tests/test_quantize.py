@@ -1,8 +1,7 @@
 """Quantization (CPU): the rounding functions against brute force (the kernels' e2m1 rounding on every
-float), the recipe against an independent
-scalar implementation, ties, subnormal scales, saturation, zero and non-finite blocks, the kernel's own
-arithmetic run on the host (`_C.quantize_on_host`) bit for bit against the reference, and the op
-(schema, fake, opcheck, torch.compile of quantize -> gemm)."""
+float), the recipe against an independent scalar implementation, ties, subnormal scales, saturation, zero and
+non-finite blocks, the kernel's own arithmetic run on the host (`_C.quantize_on_host`) bit for bit against the
+reference, and the op (schema, fake, opcheck, torch.compile of quantize -> gemm)."""
 
 import math
 import shutil
