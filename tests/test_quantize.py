@@ -6,7 +6,6 @@ reference, and the op (schema, fake, opcheck, torch.compile of quantize -> gemm)
 import math
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ from nvfp4_gemm import _C, formats
 from nvfp4_gemm.dtypes import OPERAND_FORMATS, operand_format
 from nvfp4_gemm.quantization import INPUT_DTYPES, Quantized
 
-from sm120_proof_build import generated_include_dir
+from sm120_proof_build import ROOT, generated_include_dir
 
 FLOAT32_MAX = np.float32(np.finfo(np.float32).max)
 
@@ -50,11 +49,10 @@ def test_e2m1_rounding_on_every_float(tmp_path):
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc not found: the exhaustive check is built against the CUDA headers")
-    root = Path(__file__).resolve().parents[1]
     program = tmp_path / "exhaustive_e2m1_rounding"
     build = subprocess.run(
-        [nvcc, "-x", "c++", "-std=c++17", "-O2", "-Xcompiler=-ffp-contract=off", f"-I{root / 'csrc' / 'include'}",
-         f"-I{generated_include_dir()}", str(root / "tests" / "exhaustive_e2m1_rounding.cpp"), "-o", str(program)],
+        [nvcc, "-x", "c++", "-std=c++17", "-O2", "-Xcompiler=-ffp-contract=off", f"-I{ROOT / 'csrc' / 'include'}",
+         f"-I{generated_include_dir()}", str(ROOT / "tests" / "exhaustive_e2m1_rounding.cpp"), "-o", str(program)],
         capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-4000:]
     run = subprocess.run([str(program)], capture_output=True, text=True, timeout=600)

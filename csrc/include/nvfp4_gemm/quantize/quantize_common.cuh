@@ -210,7 +210,7 @@ NVFP4_HOST_DEVICE float e2m1_value_over_64(float a) {
   constexpr int kShift = 23 - E2M1::kMantissaBits;
   constexpr std::uint32_t kTwoUnits = 2;
   constexpr std::uint32_t kMagicOffset = (static_cast<std::uint32_t>(kShift - 6) << 23) + kTwoUnits;
-  constexpr std::uint32_t kMinMagicBits = E2M1::kMinExponentBits + (static_cast<std::uint32_t>(kShift - 6) << 23) + kTwoUnits;
+  constexpr std::uint32_t kMinMagicBits = E2M1::kMinExponentBits + kMagicOffset;
   if constexpr (kSaturate) a = fmin_ordered(a, E2M1::kMaxValue);
   const float magic = bits_float(umax(float_bits(a) + kMagicOffset, kMinMagicBits));
   return add_rn(fma_rn(a, 1.0f / 64, -magic), magic);
