@@ -517,11 +517,41 @@ struct BlockIo {
     }
     store_vector<kStreaming>(scale, static_cast<std::uint8_t>(scale_byte));
   }
-  template <class Context>
+  // Block (row, col) from its loaded bytes or from prepare()'s Prepared
+  template <class Context, class Block>
   NVFP4_HOST_DEVICE static void quantize(const QuantizeProblem& p, const Context& context, int row,
-                                         int col, int cols_padded, const uint4 (&raw)[kVectors]) {
-    quantize(context, inside(p, row, col), raw, codes(p, first_element(p, row, col)),
+                                         int col, int cols_padded, const Block& block) {
+    quantize(context, inside(p, row, col), block, codes(p, first_element(p, row, col)),
              p.scale_blocked + blocked_offset(row, col, cols_padded));
+  }
+
+  // A block's bytes with the part of its quantization that needs no global scale: the sign bits in place
+  // and its largest magnitude (the one-pass kernel takes them while it waits for the global scale).
+  struct Prepared {
+    uint4 raw[kVectors];
+    std::uint32_t signs[kWords];
+    std::uint32_t amax_bits;
+  };
+  NVFP4_HOST_DEVICE static Prepared prepare(const uint4 (&raw)[kVectors]) {
+    Prepared block;
+    for (int i = 0; i < kVectors; ++i) block.raw[i] = raw[i];
+    E::template sign_bits<Recipe::kCodeBits>(raw, block.signs);
+    block.amax_bits = E::block_magnitude_bits(raw);
+    return block;
+  }
+  // quantize() of a prepared block
+  template <bool kStreaming = false, class Context>
+  NVFP4_HOST_DEVICE static void quantize(const Context& context, bool is_inside, const Prepared& block,
+                                         std::uint8_t* dst, std::uint8_t* scale) {
+    std::uint32_t scale_byte = 0;
+    if (is_inside) {
+      float v[kBlock];
+      E::to_float(block.raw, v);
+      std::uint32_t words[kWords] = {};
+      scale_byte = Recipe::quantize(v, block.amax_bits, block.signs, context, words);
+      store<kStreaming>(dst, words);
+    }
+    store_vector<kStreaming>(scale, static_cast<std::uint8_t>(scale_byte));
   }
 };
 
@@ -554,6 +584,15 @@ __device__ __forceinline__ void allow_successor() {
 __device__ __forceinline__ std::uint32_t warp_max(std::uint32_t v) {
   for (int offset = 16; offset > 0; offset /= 2) v = umax(v, __shfl_xor_sync(0xFFFFFFFFu, v, offset));
   return v;
+}
+
+// Named barrier `id` over `threads` threads (whole warps): sync waits for all of them, arrive counts the
+// calling warp in without waiting.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 // One CTA's max of its threads' keys, in every lane of warp 0.
@@ -665,26 +704,41 @@ constexpr int kPollLoads = 8;  // slots a lane reads per batch: 256 CTAs' partia
 __device__ __forceinline__ std::uint32_t call_tag(AmaxScratch* scratch) { return load_relaxed(&scratch->last_tag) + 1u; }
 
 // Warp 0 of each of `ctas` CTAs: publish this CTA's partial (fp32 bits) under `tag`, wait for every
-// CTA's, return the largest partial's bits in every lane.
+// CTA's, return the largest partial's bits in every lane. `while_first_poll` (if given) runs once in the
+// whole warp, after the publication, while the first poll's loads are in flight.
+struct NothingWhilePolling {
+  __device__ void operator()() const {}
+};
+template <class WhileFirstPoll = NothingWhilePolling>
 __device__ __forceinline__ std::uint32_t await_partials(AmaxScratch* scratch, std::uint32_t tag,
-                                                        std::uint32_t partial_bits, int ctas) {
+                                                        std::uint32_t partial_bits, int ctas,
+                                                        WhileFirstPoll while_first_poll = {}) {
+  // with a callback every lane walks the same batches (a lane past the last slot loads none), so that
+  // the callback runs in the whole warp
+  constexpr bool kUniformBatches = !std::is_same_v<WhileFirstPoll, NothingWhilePolling>;
   const std::uint64_t mine = (static_cast<std::uint64_t>(tag) << 32) | partial_bits;
   // this CTA's slot and every ctas-th one after it: all slots carry this call's tag afterwards
   for (int slot = blockIdx.x + threadIdx.x * ctas; slot < kMaxAmaxPartials; slot += 32 * ctas) {
     store_relaxed(&scratch->tagged[slot], mine);
   }
   std::uint32_t max_bits = 0;  // non-negative floats: their bits order like their values
-  bool complete = false;
+  bool complete = false, first_poll = true;
   while (!complete) {
     complete = true;
     max_bits = 0;
     // kPollLoads loads in flight per lane before any is compared: one trip through L2 per batch
-    for (int first = threadIdx.x; first < ctas; first += 32 * kPollLoads) {
+    for (int first = kUniformBatches ? 0 : static_cast<int>(threadIdx.x); first < ctas; first += 32 * kPollLoads) {
       std::uint64_t v[kPollLoads];
 #pragma unroll
       for (int j = 0; j < kPollLoads; ++j) {
-        const int slot = first + 32 * j;
+        const int slot = first + (kUniformBatches ? static_cast<int>(threadIdx.x) : 0) + 32 * j;
         v[j] = slot < ctas ? load_relaxed(&scratch->tagged[slot]) : mine;
+      }
+      if constexpr (kUniformBatches) {
+        if (first_poll) {
+          first_poll = false;
+          while_first_poll();
+        }
       }
 #pragma unroll
       for (int j = 0; j < kPollLoads; ++j) {
@@ -708,8 +762,15 @@ __device__ __forceinline__ std::uint32_t await_partials(AmaxScratch* scratch, st
 // 512 at M = 96 / 128 only, 4.91-4.96 / 5.28-5.38 us where 256 took 5.10-5.12 / 5.38-5.46).
 constexpr int kOnePassThreads = 256;
 constexpr int kWideOnePassThreads = 512;
+// The launcher takes the one-pass kernel while twice its grid, padding rows included, fits the resident
+// CTAs (launch_one_pass): at M = 1 that is 224 CTAs of 256 threads, at M = 128 112 of 512 on 132 SMs, so the
+// kernel must fit 4 / 2 CTAs per SM, i.e. stay within 64 registers (68 sent every decode call of an H100 to
+// the resident kernel, 0.5-0.75 us slower: perf notes, "Quantize at decode: where the one-pass kernel's
+// time goes").
+template <int kCtaThreads>
+constexpr int kOnePassMinCtasPerSm = 1024 / kCtaThreads;
 template <class Recipe, class T, int kCtaThreads>
-__global__ void __launch_bounds__(kCtaThreads)
+__global__ void __launch_bounds__(kCtaThreads, kOnePassMinCtasPerSm<kCtaThreads>)
     quantize_one_pass_kernel(QuantizeProblem p, int cols_padded, int rows_padded) {
   using Io = BlockIo<Recipe, T>;
   wait_for_predecessor();
@@ -730,11 +791,24 @@ __global__ void __launch_bounds__(kCtaThreads)
   std::uint32_t key = 0;
   for (int i = 0; i < Io::kVectors; ++i) key = umax(key, Elements<T>::finite_key(raw[i]));
   key = cta_max<kCtaThreads>(key);
+  // The block's sign bits and largest magnitude while warp 0 waits for the other CTAs' partials, off the
+  // path from the last partial's arrival to the stores: warps 1.. once warp 0 has published (named barrier
+  // 1, so that they do not delay the publication), warp 0 while its first poll is in flight (H100: decode
+  // spans 3-5 % shorter at M = 1..128).
+  typename Io::Prepared block;
+  if (threadIdx.x >= 32) {
+    named_barrier_sync(1, kCtaThreads);
+    block = Io::prepare(raw);
+  }
   const auto context = cta_context<Recipe, typename Recipe::OneBlockContext>(p, [&](auto recipe) {
     const std::uint32_t partial = float_bits(Elements<T>::key_value(key));
-    return decltype(recipe)::global_scale_from_amax(bits_float(await_partials(p.amax_scratch, tag, partial, data_ctas)));
+    return decltype(recipe)::global_scale_from_amax(
+        bits_float(await_partials(p.amax_scratch, tag, partial, data_ctas, [&] {
+          named_barrier_arrive(1, kCtaThreads);
+          block = Io::prepare(raw);
+        })));
   });
-  if (row < rows_padded) Io::quantize(p, context, row, col, cols_padded, raw);
+  if (row < rows_padded) Io::quantize(p, context, row, col, cols_padded, block);
 }
 
 // Resident CTAs per SM of kernel, asked once per device.
