@@ -539,7 +539,8 @@ struct BlockIo {
     block.amax_bits = E::block_magnitude_bits(raw);
     return block;
   }
-  // quantize() of a prepared block
+  // quantize() of a prepared block (the loaded-bytes form above keeps its own body: routed through prepare()
+  // it compiled the static, resident and MX kernels to other SASS, which was not measured)
   template <bool kStreaming = false, class Context>
   NVFP4_HOST_DEVICE static void quantize(const Context& context, bool is_inside, const Prepared& block,
                                          std::uint8_t* dst, std::uint8_t* scale) {
