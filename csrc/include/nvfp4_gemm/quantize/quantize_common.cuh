@@ -500,23 +500,6 @@ struct BlockIo {
     }
   }
 
-  // Quantize a block from its loaded bytes: the scale byte to `scale` and, inside the tensor, the codes
-  // to `dst`; a padding block's scale byte is zero.
-  template <bool kStreaming = false, class Context>
-  NVFP4_HOST_DEVICE static void quantize(const Context& context, bool is_inside,
-                                         const uint4 (&raw)[kVectors], std::uint8_t* dst, std::uint8_t* scale) {
-    std::uint32_t scale_byte = 0;
-    if (is_inside) {
-      float v[kBlock];
-      E::to_float(raw, v);
-      std::uint32_t signs[kWords];
-      E::template sign_bits<Recipe::kCodeBits>(raw, signs);
-      std::uint32_t words[kWords] = {};
-      scale_byte = Recipe::quantize(v, E::block_magnitude_bits(raw), signs, context, words);
-      store<kStreaming>(dst, words);
-    }
-    store_vector<kStreaming>(scale, static_cast<std::uint8_t>(scale_byte));
-  }
   // Block (row, col) from its loaded bytes or from prepare()'s Prepared
   template <class Context, class Block>
   NVFP4_HOST_DEVICE static void quantize(const QuantizeProblem& p, const Context& context, int row,
@@ -539,17 +522,27 @@ struct BlockIo {
     block.amax_bits = E::block_magnitude_bits(raw);
     return block;
   }
-  // quantize() of a prepared block (the loaded-bytes form above keeps its own body: routed through prepare()
-  // it compiled the static, resident and MX kernels to other SASS, which was not measured)
-  template <bool kStreaming = false, class Context>
-  NVFP4_HOST_DEVICE static void quantize(const Context& context, bool is_inside, const Prepared& block,
+
+  // Quantize a block from its loaded bytes or from prepare()'s Prepared: the scale byte to `scale` and,
+  // inside the tensor, the codes to `dst`; a padding block's scale byte is zero.
+  template <bool kStreaming = false, class Context, class Source>
+  NVFP4_HOST_DEVICE static void quantize(const Context& context, bool is_inside, const Source& source,
                                          std::uint8_t* dst, std::uint8_t* scale) {
     std::uint32_t scale_byte = 0;
     if (is_inside) {
       float v[kBlock];
-      E::to_float(block.raw, v);
+      std::uint32_t signs[kWords], amax_bits;
+      if constexpr (std::is_same_v<Source, Prepared>) {
+        E::to_float(source.raw, v);
+        for (int w = 0; w < kWords; ++w) signs[w] = source.signs[w];
+        amax_bits = source.amax_bits;
+      } else {
+        E::to_float(source, v);
+        E::template sign_bits<Recipe::kCodeBits>(source, signs);
+        amax_bits = E::block_magnitude_bits(source);
+      }
       std::uint32_t words[kWords] = {};
-      scale_byte = Recipe::quantize(v, block.amax_bits, block.signs, context, words);
+      scale_byte = Recipe::quantize(v, amax_bits, signs, context, words);
       store<kStreaming>(dst, words);
     }
     store_vector<kStreaming>(scale, static_cast<std::uint8_t>(scale_byte));
