@@ -575,7 +575,11 @@ __device__ __forceinline__ void allow_successor() {
 #endif
 }
 
-__device__ __forceinline__ std::uint32_t warp_max(std::uint32_t v) {
+// One warp-wide reduction instruction (sm_80 and up) where five shuffle-and-max rounds took their latency
+// five times over: on the decode kernel's path twice before a CTA publishes its partial and once after the
+// last partial is seen (H100: decode spans 0.2 us shorter with the publication below moved).
+__device__ __forceinline__ std::uint32_t warp_max(std::uint32_t v) { return __reduce_max_sync(0xFFFFFFFFu, v); }
+__device__ __forceinline__ std::uint32_t warp_max_by_shuffles(std::uint32_t v) {
   for (int offset = 16; offset > 0; offset /= 2) v = umax(v, __shfl_xor_sync(0xFFFFFFFFu, v, offset));
   return v;
 }
@@ -589,14 +593,18 @@ __device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-// One CTA's max of its threads' keys, in every lane of warp 0.
-template <int kCtaThreads = kThreads>
+// One CTA's max of its threads' keys, in every lane of warp 0. The warps' maxima are taken by shuffles
+// where kAcrossWarpsByRedux is false: the resident kernel's, whose fp32 instance the reduction instruction
+// there took from 64 to 96 bytes of spills (H100: fp32 4096x7168 1.5 % slower), for a latency it pays once.
+template <int kCtaThreads = kThreads, bool kAcrossWarpsByRedux = true>
 __device__ __forceinline__ std::uint32_t cta_max(std::uint32_t key) {
   __shared__ std::uint32_t warp_keys[kCtaThreads / 32];
   key = warp_max(key);
   if (threadIdx.x % 32 == 0) warp_keys[threadIdx.x / 32] = key;
   __syncthreads();
-  return threadIdx.x < 32 ? warp_max(threadIdx.x < kCtaThreads / 32 ? warp_keys[threadIdx.x] : 0u) : 0u;
+  if (threadIdx.x >= 32) return 0u;
+  const std::uint32_t warp_key = threadIdx.x < kCtaThreads / 32 ? warp_keys[threadIdx.x] : 0u;
+  return kAcrossWarpsByRedux ? warp_max(warp_key) : warp_max_by_shuffles(warp_key);
 }
 
 // Relaxed loads and stores at GPU scope: through L2, where every SM sees them, and never kept in a
@@ -618,14 +626,11 @@ __device__ __forceinline__ void store_relaxed(std::uint64_t* p, std::uint64_t v)
   asm volatile("st.relaxed.gpu.global.u64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
 }
 
-// What every block of the CTA derives from the global scale: gs from warp 0's `global_scale(Recipe{})`
-// (every lane returns it; a generic lambda, instantiated only for a recipe that has one), else 1 (MX),
-// written out with alpha by CTA 0, as a Context: the recipe's own, with the reciprocal table when the
-// recipe has one, or its OneBlockContext (a CTA that quantizes one block per thread divides instead: a
-// table costs it 127 divisions and a barrier).
-template <class Recipe, class Context = typename Recipe::Context, class GlobalScale>
-__device__ Context cta_context(const QuantizeProblem& p, GlobalScale global_scale) {
-  float gs = 1.0f;  // no global scale: 1 (MX)
+// The global scale in every thread of the CTA: warp 0's `global_scale(Recipe{})` (every lane returns it; a
+// generic lambda, instantiated only for a recipe that has one), else 1 (MX).
+template <class Recipe, class GlobalScale>
+__device__ float cta_global_scale(GlobalScale global_scale) {
+  float gs = 1.0f;
   if constexpr (Recipe::kGlobalScale) {
     __shared__ float block_gs;
     if (threadIdx.x < 32) {
@@ -635,10 +640,26 @@ __device__ Context cta_context(const QuantizeProblem& p, GlobalScale global_scal
     __syncthreads();
     gs = block_gs;
   }
+  return gs;
+}
+
+// The partner's global scale (1 if none), read by the thread that publishes: CTA 0's thread 0.
+__device__ __forceinline__ float partner_global_scale(const QuantizeProblem& p) {
+  return blockIdx.x == 0 && threadIdx.x == 0 && p.partner_global_scale != nullptr ? *p.partner_global_scale : 1.0f;
+}
+// gs and alpha out, by CTA 0's thread 0.
+__device__ __forceinline__ void publish_global_scale(const QuantizeProblem& p, float gs, float partner) {
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     *p.global_scale_out = gs;
-    *p.alpha_out = gemm_alpha(gs, p.partner_global_scale != nullptr ? *p.partner_global_scale : 1.0f);
+    *p.alpha_out = gemm_alpha(gs, partner);
   }
+}
+
+// What every block of the CTA derives from the global scale, as a Context: the recipe's own, with the
+// reciprocal table when the recipe has one, or its OneBlockContext (a CTA that quantizes one block per
+// thread divides instead: a table costs it 127 divisions and a barrier).
+template <class Recipe, class Context = typename Recipe::Context>
+__device__ Context cta_context(float gs) {
   Context context{Recipe::context(gs)};
   if constexpr (Recipe::kScaleTable && std::is_same_v<Context, typename Recipe::Context>) {
     __shared__ float reciprocals[Recipe::kScaleCodes];
@@ -674,8 +695,10 @@ __global__ void __launch_bounds__(kThreads)
   // warp keeps a load in flight while it computes.
   uint4 raw[Io::kVectors] = {};
   if (col_inside && row < static_cast<unsigned>(p.rows)) Io::load(Io::source(p, element), raw);
-  const typename Recipe::Context context =
-      cta_context<Recipe>(p, [&](auto recipe) { return decltype(recipe)::device_global_scale(p, amax_partials); });
+  const float gs =
+      cta_global_scale<Recipe>([&](auto recipe) { return decltype(recipe)::device_global_scale(p, amax_partials); });
+  publish_global_scale(p, gs, partner_global_scale(p));
+  const typename Recipe::Context context = cta_context<Recipe>(gs);
   if (!active) return;
   for (; row < static_cast<unsigned>(rows_padded); row += rows_per_step, element += step) {
     uint4 next[Io::kVectors] = {};
@@ -782,6 +805,9 @@ __global__ void __launch_bounds__(kCtaThreads, kOnePassMinCtasPerSm<kCtaThreads>
   const std::uint32_t tag = threadIdx.x < 32 ? call_tag(p.amax_scratch) : 0u;
   uint4 raw[Io::kVectors] = {};
   Io::load(p, row, col, raw);  // zeros outside x (padding rows and columns, the grid's last threads)
+  // gs and alpha go out after the codes, the partner's scale read now: off the path from the last partial
+  // to the stores (alpha is a float64 division; the partner, at a layer's call, a read from DRAM)
+  const float partner = partner_global_scale(p);
   std::uint32_t key = 0;
   for (int i = 0; i < Io::kVectors; ++i) key = umax(key, Elements<T>::finite_key(raw[i]));
   key = cta_max<kCtaThreads>(key);
@@ -794,7 +820,7 @@ __global__ void __launch_bounds__(kCtaThreads, kOnePassMinCtasPerSm<kCtaThreads>
     named_barrier_sync(1, kCtaThreads);
     block = Io::prepare(raw);
   }
-  const auto context = cta_context<Recipe, typename Recipe::OneBlockContext>(p, [&](auto recipe) {
+  const float gs = cta_global_scale<Recipe>([&](auto recipe) {
     const std::uint32_t partial = float_bits(Elements<T>::key_value(key));
     return decltype(recipe)::global_scale_from_amax(
         bits_float(await_partials(p.amax_scratch, tag, partial, data_ctas, [&] {
@@ -802,7 +828,9 @@ __global__ void __launch_bounds__(kCtaThreads, kOnePassMinCtasPerSm<kCtaThreads>
           block = Io::prepare(raw);
         })));
   });
+  const auto context = cta_context<Recipe, typename Recipe::OneBlockContext>(gs);
   if (row < rows_padded) Io::quantize(p, context, row, col, cols_padded, block);
+  publish_global_scale(p, gs, partner);
 }
 
 // Resident CTAs per SM of kernel, asked once per device.
@@ -990,12 +1018,14 @@ __global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
   }
   key = umax(key, run_finite_key<T>(reinterpret_cast<const uint4(&)[kHeldSteps * kV]>(held)));
 
-  key = cta_max<kResidentThreads>(key);
-  const typename Recipe::Context context = cta_context<Recipe>(p, [&](auto recipe) {
+  key = cta_max<kResidentThreads, /*kAcrossWarpsByRedux=*/false>(key);
+  const float gs = cta_global_scale<Recipe>([&](auto recipe) {
     const std::uint32_t partial = float_bits(Elements<T>::key_value(key));
     return decltype(recipe)::global_scale_from_amax(
         bits_float(await_partials(p.amax_scratch, tag, partial, static_cast<int>(gridDim.x))));
   });
+  publish_global_scale(p, gs, partner_global_scale(p));
+  const typename Recipe::Context context = cta_context<Recipe>(gs);
 
   // The quantize walk, back to front: one cursor over the steps on chip (held, then kept), one over the
   // re-read steps, taken in turn so that the re-reads stream while the steps on chip are quantized.
