@@ -276,6 +276,10 @@ NVFP4_HOST_DEVICE void encode_block(const float (&v)[kCount], float factor, floa
 NVFP4_HOST_DEVICE float gemm_alpha(float gs, float partner) {
   return static_cast<float>(1.0 / (static_cast<double>(gs) * static_cast<double>(partner)));
 }
+// The partner's global scale in alpha: 1 when none is given.
+NVFP4_HOST_DEVICE float partner_or_one(const QuantizeProblem& p) {
+  return p.partner_global_scale != nullptr ? *p.partner_global_scale : 1.0f;
+}
 
 // Offset of scale (row, col) in the cuBLAS 128x4 blocked layout (docs/formats.md): a row part and a
 // column part, so that a thread walking down one column computes only the first per row.
@@ -645,7 +649,7 @@ __device__ float cta_global_scale(GlobalScale global_scale) {
 
 // The partner's global scale (1 if none), read by the thread that publishes: CTA 0's thread 0.
 __device__ __forceinline__ float partner_global_scale(const QuantizeProblem& p) {
-  return blockIdx.x == 0 && threadIdx.x == 0 && p.partner_global_scale != nullptr ? *p.partner_global_scale : 1.0f;
+  return blockIdx.x == 0 && threadIdx.x == 0 ? partner_or_one(p) : 1.0f;
 }
 // gs and alpha out, by CTA 0's thread 0.
 __device__ __forceinline__ void publish_global_scale(const QuantizeProblem& p, float gs, float partner) {
@@ -1227,7 +1231,7 @@ void quantize_on_host(const QuantizeProblem& p) {
   float gs = 1.0f;
   if constexpr (Recipe::kGlobalScale) gs = Recipe::template host_global_scale<T>(p);
   *p.global_scale_out = gs;
-  *p.alpha_out = gemm_alpha(gs, p.partner_global_scale != nullptr ? *p.partner_global_scale : 1.0f);
+  *p.alpha_out = gemm_alpha(gs, partner_or_one(p));
   const typename Recipe::Context context = Recipe::context(gs);
   const int cols_padded = cols_padded_of<Recipe>(p.k);
   const int rows_padded = rows_padded_of<Recipe>(p.rows);
