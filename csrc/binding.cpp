@@ -7,6 +7,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -596,6 +597,10 @@ PYBIND11_MODULE(_C, m) {
 #endif
 
   m.attr("QUANTIZE_AMAX_SCRATCH_BYTES") = quantize::kAmaxScratchBytes;
+  // the scratch's layout, for the test that reads its tags: slot i's uint64 index, last_tag's byte offset
+  m.attr("QUANTIZE_AMAX_SLOTS_PER_LINE") = quantize::kTaggedSlotsPerLine;
+  m.attr("QUANTIZE_AMAX_LINE_STRIDE") = quantize::kTaggedLineStride;
+  m.attr("QUANTIZE_AMAX_LAST_TAG_OFFSET") = static_cast<int>(offsetof(quantize::AmaxScratch, last_tag));
   m.def("set_quantize_sms", [](int sms) { quantize_sms_limit.store(sms, std::memory_order_relaxed); },
         py::arg("sms"), "The SMs the quantize kernels size their grids for (0: all; checked by the caller).");
   m.def("quantize_sms_limit", [] { return quantize_sms_limit.load(std::memory_order_relaxed); },

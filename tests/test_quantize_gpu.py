@@ -236,10 +236,21 @@ def quantize_with_scratch(x: torch.Tensor, scratch: torch.Tensor) -> Quantized:
     return out
 
 
+def tagged_indices() -> torch.Tensor:
+    """The uint64 index of each of the 1024 tagged slots in an AmaxScratch (csrc quantize.h: 16 to a line, one
+    line per 1 KiB)."""
+    slot = torch.arange(1024)
+    return slot // _C.QUANTIZE_AMAX_SLOTS_PER_LINE * _C.QUANTIZE_AMAX_LINE_STRIDE + slot % _C.QUANTIZE_AMAX_SLOTS_PER_LINE
+
+
+def last_tag_bytes(scratch: torch.Tensor) -> torch.Tensor:
+    return scratch[_C.QUANTIZE_AMAX_LAST_TAG_OFFSET : _C.QUANTIZE_AMAX_LAST_TAG_OFFSET + 4]
+
+
 def scratch_tags(scratch: torch.Tensor) -> tuple[torch.Tensor, int]:
-    """The tagged slots' tags and last_tag of an AmaxScratch (csrc quantize.h: 1024 tagged u64, 1024 floats, u32)."""
-    slots = scratch[: 1024 * 8].view(torch.int64).cpu()
-    last_tag = int(scratch[1024 * 12 : 1024 * 12 + 4].view(torch.int32).cpu()) & 0xFFFFFFFF
+    """The tagged slots' tags and last_tag of an AmaxScratch."""
+    slots = scratch.view(torch.int64)[tagged_indices()].cpu()
+    last_tag = int(last_tag_bytes(scratch).view(torch.int32).cpu()) & 0xFFFFFFFF
     return (slots >> 32) & 0xFFFFFFFF, last_tag
 
 
@@ -247,7 +258,7 @@ def test_one_pass_calls_read_only_their_own_partials():
     """The one-pass and resident kernels' CTAs wait on partials tagged with the call's number: a grid wider
     than the last one, or a tag that wraps, must not take an earlier call's partial max (planted here: 2^100)."""
     device = supported_gpu_or_skip()
-    assert _C.QUANTIZE_AMAX_SCRATCH_BYTES >= 1024 * 12 + 4
+    assert _C.QUANTIZE_AMAX_SCRATCH_BYTES >= _C.QUANTIZE_AMAX_LAST_TAG_OFFSET + 4
     scratch = torch.zeros(_C.QUANTIZE_AMAX_SCRATCH_BYTES, dtype=torch.uint8, device=device)
     # grids of 112, 112, 16, 128 and 224 CTAs (rows padded to 128; 512 threads per CTA where 256 would need more
     # CTAs for x than an H100/H200 has SMs), then the resident kernel's one and two CTAs per SM and the one-pass
@@ -264,8 +275,8 @@ def test_one_pass_calls_read_only_their_own_partials():
         assert last_tag == call + 1 and bool((tags == call + 1).all()), (call, last_tag, tags.unique().tolist())
     # a tag about to wrap, every slot holding that tag and a huge stale max
     stale = (torch.full((1024,), 0xFFFFFFFF, dtype=torch.int64) << 32) | 0x7E967699  # fp32 bits of 1e38
-    scratch[: 1024 * 8].copy_(stale.view(torch.uint8).to(device))
-    scratch[1024 * 12 : 1024 * 12 + 4].fill_(0xFF)
+    scratch.view(torch.int64)[tagged_indices().to(device)] = stale.to(device)
+    last_tag_bytes(scratch).fill_(0xFF)
     x_cpu = random_x((64, 7168), torch.bfloat16, seed=50, spread=2.0)
     assert_bitwise_equal(tuple(t.cpu() for t in quantize_with_scratch(x_cpu.to(device), scratch)),
                          formats.quantize_reference(x_cpu))

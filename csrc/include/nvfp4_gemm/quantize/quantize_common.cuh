@@ -740,7 +740,7 @@ __device__ __forceinline__ std::uint32_t await_partials(AmaxScratch* scratch, st
   const std::uint64_t mine = (static_cast<std::uint64_t>(tag) << 32) | partial_bits;
   // this CTA's slot and every ctas-th one after it: all slots carry this call's tag afterwards
   for (int slot = blockIdx.x + threadIdx.x * ctas; slot < kMaxAmaxPartials; slot += 32 * ctas) {
-    store_relaxed(&scratch->tagged[slot], mine);
+    store_relaxed(&scratch->tagged[tagged_index(slot)], mine);
   }
   std::uint32_t max_bits = 0;  // non-negative floats: their bits order like their values
   bool complete = false, first_poll = true;
@@ -753,7 +753,7 @@ __device__ __forceinline__ std::uint32_t await_partials(AmaxScratch* scratch, st
 #pragma unroll
       for (int j = 0; j < kPollLoads; ++j) {
         const int slot = first + (kUniformBatches ? static_cast<int>(threadIdx.x) : 0) + 32 * j;
-        v[j] = slot < ctas ? load_relaxed(&scratch->tagged[slot]) : mine;
+        v[j] = slot < ctas ? load_relaxed(&scratch->tagged[tagged_index(slot)]) : mine;
       }
       if constexpr (kUniformBatches) {
         if (first_poll) {
