@@ -365,6 +365,29 @@ def test_host_hook_rejects_bad_sizes():
 # --- the op and the Python API ---------------------------------------------------------------------
 
 
+def test_dynamic_scale_slots_lie_one_line_per_kib():
+    """The decode exchange's tagged slots (csrc quantize.h): 16 eight-byte slots fill a 128-byte line and the lines
+    lie 1 KiB apart, so on a 128-byte aligned scratch no two polled lines share a 1 KiB-aligned chunk wherever it
+    is placed; every slot is distinct and lies before the scratch's partials and last_tag."""
+    per_line, stride = _C.QUANTIZE_AMAX_SLOTS_PER_LINE, _C.QUANTIZE_AMAX_LINE_STRIDE
+    assert per_line * 8 == 128 and stride * 8 == 1024
+    slot = torch.arange(1024)
+    index = slot // per_line * stride + slot % per_line
+    assert index.unique().numel() == 1024
+    tagged_bytes = (int(index.max()) + 1) * 8
+    assert tagged_bytes + 1024 * 4 <= _C.QUANTIZE_AMAX_LAST_TAG_OFFSET
+    assert _C.QUANTIZE_AMAX_LAST_TAG_OFFSET + 4 <= _C.QUANTIZE_AMAX_SCRATCH_BYTES
+    for base in range(0, 1024, 128):  # every 128-byte aligned placement within a KiB
+        first_byte, last_byte = base + index * 8, base + index * 8 + 7
+        lines = first_byte // 128
+        assert bool((lines == last_byte // 128).all())
+        chunk_of_line = {}
+        for line, chunk in zip(lines.tolist(), (first_byte // 1024).tolist()):
+            chunk_of_line.setdefault(line, chunk)
+        chunks = list(chunk_of_line.values())
+        assert len(chunks) == 1024 // per_line and len(set(chunks)) == len(chunks), base
+
+
 def test_schema():
     assert str(torch.ops.nvfp4.quantize.default._schema) == (
         "nvfp4::quantize(Tensor x, Tensor? global_scale=None, Tensor? partner_global_scale=None, "
