@@ -365,14 +365,20 @@ def test_host_hook_rejects_bad_sizes():
 # --- the op and the Python API ---------------------------------------------------------------------
 
 
+def tagged_indices() -> torch.Tensor:
+    """The uint64 index of each of the 1024 tagged slots in an AmaxScratch (csrc quantize.h: 16 to a line, one
+    line per 1 KiB)."""
+    slot = torch.arange(1024)
+    return slot // _C.QUANTIZE_AMAX_SLOTS_PER_LINE * _C.QUANTIZE_AMAX_LINE_STRIDE + slot % _C.QUANTIZE_AMAX_SLOTS_PER_LINE
+
+
 def test_dynamic_scale_slots_lie_one_line_per_kib():
     """The decode exchange's tagged slots (csrc quantize.h): 16 eight-byte slots fill a 128-byte line and the lines
     lie 1 KiB apart, so on a 128-byte aligned scratch no two polled lines share a 1 KiB-aligned chunk wherever it
     is placed; every slot is distinct and lies before the scratch's partials and last_tag."""
-    per_line, stride = _C.QUANTIZE_AMAX_SLOTS_PER_LINE, _C.QUANTIZE_AMAX_LINE_STRIDE
-    assert per_line * 8 == 128 and stride * 8 == 1024
-    slot = torch.arange(1024)
-    index = slot // per_line * stride + slot % per_line
+    per_line = _C.QUANTIZE_AMAX_SLOTS_PER_LINE
+    assert per_line * 8 == 128 and _C.QUANTIZE_AMAX_LINE_STRIDE * 8 == 1024
+    index = tagged_indices()
     assert index.unique().numel() == 1024
     tagged_bytes = (int(index.max()) + 1) * 8
     assert tagged_bytes + 1024 * 4 <= _C.QUANTIZE_AMAX_LAST_TAG_OFFSET

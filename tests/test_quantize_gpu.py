@@ -19,7 +19,7 @@ from nvfp4_gemm.testing import Operands
 from conftest import op_raises
 from test_gpu import check_exact, supported_gpu_or_skip
 from test_mx_quantize import assert_mx_bitwise, mx_reference
-from test_quantize import assert_bitwise_equal, random_x, special_x
+from test_quantize import assert_bitwise_equal, random_x, special_x, tagged_indices
 
 
 def poisoned_outputs(x: torch.Tensor) -> Quantized:
@@ -234,13 +234,6 @@ def quantize_with_scratch(x: torch.Tensor, scratch: torch.Tensor) -> Quantized:
                 out.data.data_ptr(), out.scale.data_ptr(), out.global_scale.data_ptr(), out.alpha.data_ptr(),
                 scratch.data_ptr(), index, torch.cuda.current_stream(index).cuda_stream)
     return out
-
-
-def tagged_indices() -> torch.Tensor:
-    """The uint64 index of each of the 1024 tagged slots in an AmaxScratch (csrc quantize.h: 16 to a line, one
-    line per 1 KiB)."""
-    slot = torch.arange(1024)
-    return slot // _C.QUANTIZE_AMAX_SLOTS_PER_LINE * _C.QUANTIZE_AMAX_LINE_STRIDE + slot % _C.QUANTIZE_AMAX_SLOTS_PER_LINE
 
 
 def last_tag_bytes(scratch: torch.Tensor) -> torch.Tensor:
