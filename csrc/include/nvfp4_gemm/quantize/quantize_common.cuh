@@ -719,7 +719,11 @@ __global__ void __launch_bounds__(kThreads)
 // tagged with the call's number (AmaxScratch) and its warp 0 polls the slots of every CTA that holds x
 // until all carry this call's tag: one trip through L2 after the last CTA's store, where a grid barrier
 // and a read of the partials after it took three (H200, K = 7168: 0.6-1.4 us less at M = 1..128).
-constexpr int kPollLoads = 8;  // slots a lane reads per batch: 256 CTAs' partials in one trip
+// Slots a lane reads per batch: the one-pass kernel's grids (at most 256 CTAs at decode sizes) in one trip with
+// 8; the resident kernel's whole resident grid (2 CTAs per SM: 264 on 132 SMs) takes 10, up to 320 CTAs per
+// trip, where 8 took two trips per poll round (H200, bf16 8192x7168: 0.3-0.5 us less; perf notes).
+constexpr int kPollLoads = 8;
+constexpr int kResidentPollLoads = 10;
 
 // This call's tag (warp 0, before the CTA's partial is published).
 __device__ __forceinline__ std::uint32_t call_tag(AmaxScratch* scratch) { return load_relaxed(&scratch->last_tag) + 1u; }
@@ -730,7 +734,7 @@ __device__ __forceinline__ std::uint32_t call_tag(AmaxScratch* scratch) { return
 struct NothingWhilePolling {
   __device__ void operator()() const {}
 };
-template <class WhileFirstPoll = NothingWhilePolling>
+template <int kLoads = kPollLoads, class WhileFirstPoll = NothingWhilePolling>
 __device__ __forceinline__ std::uint32_t await_partials(AmaxScratch* scratch, std::uint32_t tag,
                                                         std::uint32_t partial_bits, int ctas,
                                                         WhileFirstPoll while_first_poll = {}) {
@@ -747,11 +751,11 @@ __device__ __forceinline__ std::uint32_t await_partials(AmaxScratch* scratch, st
   while (!complete) {
     complete = true;
     max_bits = 0;
-    // kPollLoads loads in flight per lane before any is compared: one trip through L2 per batch
-    for (int first = kUniformBatches ? 0 : static_cast<int>(threadIdx.x); first < ctas; first += 32 * kPollLoads) {
-      std::uint64_t v[kPollLoads];
+    // kLoads loads in flight per lane before any is compared: one trip through L2 per batch
+    for (int first = kUniformBatches ? 0 : static_cast<int>(threadIdx.x); first < ctas; first += 32 * kLoads) {
+      std::uint64_t v[kLoads];
 #pragma unroll
-      for (int j = 0; j < kPollLoads; ++j) {
+      for (int j = 0; j < kLoads; ++j) {
         const int slot = first + (kUniformBatches ? static_cast<int>(threadIdx.x) : 0) + 32 * j;
         v[j] = slot < ctas ? load_relaxed(&scratch->tagged[tagged_index(slot)]) : mine;
       }
@@ -762,7 +766,7 @@ __device__ __forceinline__ std::uint32_t await_partials(AmaxScratch* scratch, st
         }
       }
 #pragma unroll
-      for (int j = 0; j < kPollLoads; ++j) {
+      for (int j = 0; j < kLoads; ++j) {
         complete &= static_cast<std::uint32_t>(v[j] >> 32) == tag;
         max_bits = umax(max_bits, static_cast<std::uint32_t>(v[j]));
       }
@@ -979,37 +983,34 @@ __global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
     return kept[((step - first_kept) * kV + i) * kResidentThreads + threadIdx.x];
   };
 
+  // The max walk before the held steps, kLoadSteps steps per batch whatever their kind (walked ones read through
+  // L1 with the L2's default priority, for the re-read; kept ones read for the last time and stored to shared
+  // memory), so that every batch has all its loads in flight: no batch of one step where the kinds meet
   std::uint32_t key = 0;
-  int step = 0;
-  for (; step + kLoadSteps <= first_kept; step += kLoadSteps) {
-    uint4 raw[kLoadSteps * kV];
-#pragma unroll
-    for (int s = 0; s < kLoadSteps; ++s)
-#pragma unroll
-      for (int i = 0; i < kV; ++i) raw[s * kV + i] = load_through_l1(source(step + s) + i);
-    key = umax(key, run_finite_key<T>(raw));
-  }
-  for (; step < first_kept; ++step) {
-    uint4 raw[kV];
-    Io::load(source(step), raw);
-    key = umax(key, run_finite_key<T>(raw));
-  }
-  for (; step + kLoadSteps <= first_held; step += kLoadSteps) {
+  for (int step = 0; step < first_held; step += kLoadSteps) {
     uint4 raw[kLoadSteps][kV];
 #pragma unroll
-    for (int s = 0; s < kLoadSteps; ++s) load_last_use(step + s, raw[s]);
+    for (int s = 0; s < kLoadSteps; ++s) {
+      const int at = step + s;
+      if (at < first_kept) {
+#pragma unroll
+        for (int i = 0; i < kV; ++i) raw[s][i] = load_through_l1(source(at) + i);
+      } else if (at < first_held) {
+        load_last_use(at, raw[s]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < kV; ++i) raw[s][i] = make_uint4(0, 0, 0, 0);  // past the batch's last step: no max
+      }
+    }
     key = umax(key, run_finite_key<T>(reinterpret_cast<const uint4(&)[kLoadSteps * kV]>(raw)));
 #pragma unroll
-    for (int s = 0; s < kLoadSteps; ++s)
+    for (int s = 0; s < kLoadSteps; ++s) {
+      const int at = step + s;
+      if (at >= first_kept && at < first_held) {
 #pragma unroll
-      for (int i = 0; i < kV; ++i) kept_slot(step + s, i) = raw[s][i];
-  }
-  for (; step < first_held; ++step) {
-    uint4 raw[kV];
-    load_last_use(step, raw);
-    key = umax(key, run_finite_key<T>(raw));
-#pragma unroll
-    for (int i = 0; i < kV; ++i) kept_slot(step, i) = raw[i];
+        for (int i = 0; i < kV; ++i) kept_slot(at, i) = raw[s][i];
+      }
+    }
   }
   uint4 held[kHeldSteps][kV];
 #pragma unroll
@@ -1026,7 +1027,7 @@ __global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
   const float gs = cta_global_scale<Recipe>([&](auto recipe) {
     const std::uint32_t partial = float_bits(Elements<T>::key_value(key));
     return decltype(recipe)::global_scale_from_amax(
-        bits_float(await_partials(p.amax_scratch, tag, partial, static_cast<int>(gridDim.x))));
+        bits_float(await_partials<kResidentPollLoads>(p.amax_scratch, tag, partial, static_cast<int>(gridDim.x))));
   });
   publish_global_scale(p, gs, partner_global_scale(p));
   const typename Recipe::Context context = cta_context<Recipe>(gs);
