@@ -317,6 +317,29 @@ def special_x(dtype):
     return x.to(dtype)
 
 
+# Subnormal inputs, scaled so that most elements of each type are subnormals with several significant
+# bits, and a static global scale that gives their blocks non-zero scales: a block maximum that flushed
+# them to zero would show (the dynamic scale saturates at FLT_MAX for the fp32 and bf16 ones).
+SUBNORMAL_INPUT_SCALE = {torch.float32: 2.0**-130, torch.bfloat16: 2.0**-128, torch.float16: 2.0**-17}
+SUBNORMAL_STATIC_GS = {torch.float32: 2.0**126, torch.bfloat16: 2.0**126, torch.float16: 2.0**20}
+
+
+def subnormal_x(shape, dtype, seed):
+    return (random_x(shape, torch.float32, seed, spread=1.0) * SUBNORMAL_INPUT_SCALE[dtype]).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("static", [False, True])
+def test_host_hook_on_subnormal_inputs(dtype, static):
+    x = subnormal_x((300, 80), dtype, seed=11)
+    assert (x.abs() < torch.finfo(dtype).tiny).float().mean() > 0.5 and (x != 0).float().mean() > 0.9
+    scale = torch.tensor([SUBNORMAL_STATIC_GS[dtype]]) if static else None
+    want = formats.quantize_reference(x, scale)
+    # most blocks' scales are not zero (the padding's are)
+    assert (want[1].view(torch.uint8) != 0).sum() > 0.8 * x.numel() / 16
+    assert_bitwise_equal(host_quantize(x, scale), want)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("static", [False, True])
 @pytest.mark.parametrize("shape", [(1, 16), (7, 48), (129, 96), (2, 3, 160), (300, 80)])

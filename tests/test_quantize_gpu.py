@@ -19,7 +19,7 @@ from nvfp4_gemm.testing import Operands
 from conftest import op_raises
 from test_gpu import check_exact, supported_gpu_or_skip
 from test_mx_quantize import assert_mx_bitwise, mx_reference
-from test_quantize import assert_bitwise_equal, random_x, special_x, tagged_indices
+from test_quantize import SUBNORMAL_STATIC_GS, assert_bitwise_equal, random_x, special_x, subnormal_x, tagged_indices
 
 
 def poisoned_outputs(x: torch.Tensor) -> Quantized:
@@ -64,6 +64,14 @@ def test_random_data_bitwise(dtype, static, shape):
 @pytest.mark.parametrize("global_scale", [None, 2.0**20, 1.0, 0.0, float("nan"), float("inf")])
 def test_ties_subnormals_zero_rows_huge_tiny_non_finite(dtype, global_scale):
     check_device(special_x(dtype), global_scale)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("static", [False, True])
+@pytest.mark.parametrize("shape", [(300, 80), (4096, 7168)])  # the one-pass or static kernel; the resident one
+def test_subnormal_inputs_bitwise(dtype, static, shape):
+    # the block maxima keep subnormal elements (the 16-bit kernels take them with a float max instruction)
+    check_device(subnormal_x(shape, dtype, seed=sum(shape) + static), SUBNORMAL_STATIC_GS[dtype] if static else None)
 
 
 @pytest.mark.parametrize("global_scale", [None, 4.0])

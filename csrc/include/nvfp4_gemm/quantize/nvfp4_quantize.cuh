@@ -26,9 +26,11 @@ struct GlobalScale {
   float scale;
   float scale_over_6;  // fp32(gs / 6): a block's scale is e4m3(amax_block * scale_over_6)
   bool valid;          // positive and finite; otherwise every block is NaN
-  // On the device: a block's reciprocal r per e4m3 scale code, filled once per CTA by quantize_kernel (a
-  // table lookup instead of a division per block); on the host nullptr: r is divided out per block.
-  const float* reciprocals = nullptr;
+  // On the device: the shared-memory address of a block's reciprocal r per e4m3 scale code, filled once per
+  // CTA by cta_context (a table lookup instead of a division per block); unused on the host, where r is
+  // divided out per block. A 32-bit shared address, so that the compiler does not rebuild the table's
+  // generic address from the CTA's shared window on every block.
+  std::uint32_t reciprocal_table = 0;
 };
 // The one-pass kernel's: one block per thread, so r is divided out there too (no table to fill first).
 struct DividingGlobalScale : GlobalScale {};
@@ -102,7 +104,7 @@ struct Nvfp4Recipe {
     if constexpr (std::is_same_v<Context, DividingGlobalScale>) {
       r = reciprocal_of_code(gs, code);
     } else {
-      r = gs.reciprocals[code];
+      r = load_shared(gs.reciprocal_table + code * static_cast<std::uint32_t>(sizeof(float)));
     }
 #else
     const Rounded scale = round_magnitude<E4M3>(scaled);

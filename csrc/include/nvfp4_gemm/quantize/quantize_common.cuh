@@ -188,11 +188,23 @@ NVFP4_HOST_DEVICE float minifloat_value(std::uint32_t code) {
 }
 
 #ifdef __CUDA_ARCH__
+// A float at a 32-bit shared-memory address (cvta.to.shared) of a table written before a barrier and
+// read after it: volatile, so that the compiler keeps it after the barrier (its address may be known
+// before), with no memory clobber, so that it does not order the global loads and stores around it
+__device__ __forceinline__ float load_shared(std::uint32_t address) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(address));
+  return v;
+}
 // e4m3 code of a >= 0 (finite or +inf) to nearest even, saturating at 448: one conversion (sm_89 and up)
 __device__ __forceinline__ std::uint32_t e4m3_code_satfinite(float a) {
-  unsigned short pair;
-  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(pair) : "f"(0.0f), "f"(a));
-  return pair;  // the high byte, 0.0's code, is 0: no mask
+  // into a 32-bit register whose upper half is zero: the conversion's own merge with the zero register,
+  // where a 16-bit result took a mask to widen it on every block
+  std::uint32_t code;
+  asm("{\n .reg .b16 lo, hi;\n cvt.rn.satfinite.e4m3x2.f32 lo, %1, %2;\n mov.b16 hi, 0;\n mov.b32 %0, {lo, hi};\n}\n"
+      : "=r"(code)
+      : "f"(0.0f), "f"(a));
+  return code;  // the high byte, 0.0's code, is 0: no mask
 }
 #endif
 
@@ -422,6 +434,17 @@ struct HalfElements {
   }
   template <int kVectors>
   NVFP4_HOST_DEVICE static std::uint32_t block_magnitude_bits(const uint4 (&raw)[kVectors]) {
+#ifdef __CUDA_ARCH__
+    // one float max per two pairs: the larger magnitude exactly (subnormals kept), NaN where either is one,
+    // so inf and NaN still end above every finite value; the sign bits it leaves are masked last (NVFP4:
+    // 10 instructions where the integer masks and maxima below take 16)
+    auto vector_max = [](const uint4& v) {
+      return Derived::max_magnitudes(Derived::max_magnitudes(v.x, v.y), Derived::max_magnitudes(v.z, v.w));
+    };
+    std::uint32_t halves = vector_max(raw[0]);
+    for (int i = 1; i < kVectors; ++i) halves = Derived::max_magnitudes(halves, vector_max(raw[i]));
+    return Derived::high_magnitude_bits(Derived::max_magnitudes(halves, __byte_perm(halves, 0, 0x1032)));
+#else
     constexpr std::uint32_t kMagnitudes = 0x7FFF7FFFu;
     std::uint32_t pairs = 0;  // the halves' magnitude bits order like their values, NaN and inf on top
     for (int i = 0; i < kVectors; ++i) {
@@ -429,13 +452,24 @@ struct HalfElements {
       pairs = umax_halves(pairs, umax_halves(raw[i].z & kMagnitudes, raw[i].w & kMagnitudes));
     }
     return float_bits(Derived::half_to_float(umax(pairs & 0xFFFFu, pairs >> 16)));
+#endif
   }
 };
 
+// Per half of two pairs: the larger magnitude, NaN if either is NaN, the sign the xor of theirs
+// (max.NaN.xorsign.abs, sm_86 and up); and fp32 bits of a pair's high half's magnitude.
 template <>
 struct Elements<__nv_bfloat16> : HalfElements<Elements<__nv_bfloat16>> {
   static constexpr std::uint32_t kNonFiniteBits = 0x7F80u;
   NVFP4_HOST_DEVICE static float half_to_float(std::uint32_t bits) { return bits_float(bits << 16); }
+#ifdef __CUDA_ARCH__
+  __device__ static std::uint32_t max_magnitudes(std::uint32_t a, std::uint32_t b) {
+    std::uint32_t d;
+    asm("max.NaN.xorsign.abs.bf16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+  }
+  __device__ static std::uint32_t high_magnitude_bits(std::uint32_t pair) { return pair & 0x7FFF0000u; }
+#endif
 };
 
 template <>
@@ -444,6 +478,16 @@ struct Elements<__half> : HalfElements<Elements<__half>> {
   NVFP4_HOST_DEVICE static float half_to_float(std::uint32_t bits) {
     return __half2float(__ushort_as_half(static_cast<unsigned short>(bits)));
   }
+#ifdef __CUDA_ARCH__
+  __device__ static std::uint32_t max_magnitudes(std::uint32_t a, std::uint32_t b) {
+    std::uint32_t d;
+    asm("max.NaN.xorsign.abs.f16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+  }
+  __device__ static std::uint32_t high_magnitude_bits(std::uint32_t pair) {
+    return float_bits(half_to_float((pair >> 16) & 0x7FFFu));
+  }
+#endif
 };
 
 // One block of a recipe's format over input type T: its loaded bytes, where it lies, where its codes go.
@@ -671,7 +715,11 @@ __device__ Context cta_context(float gs) {
       reciprocals[code] = Recipe::reciprocal_of_code(context, code);
     }
     __syncthreads();
-    context.reciprocals = reciprocals;
+    // through a register move the compiler cannot see into, so that the address is computed once (it
+    // rebuilt the constant from the CTA's shared window, four uniform instructions, on every block)
+    std::uint32_t table;
+    asm("mov.b32 %0, %1;\n" : "=r"(table) : "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(reciprocals))));
+    context.reciprocal_table = table;
   }
   return context;
 }
