@@ -59,6 +59,24 @@ def test_e2m1_rounding_on_every_float(tmp_path):
     assert run.returncode == 0 and "2139095041 floats checked, 0 mismatches" in run.stdout, run.stdout + run.stderr
 
 
+def test_resident_block_position_on_the_host(tmp_path):
+    """The resident kernel's block position (quantize_common.cuh): RowDivider's product-and-shift quotient and its
+    remainder against the division for every divisor up to 2^16 and more, over the kernel's block range, and
+    blocked_offset32 against blocked_offset: tests/resident_block_position.cpp, built as host C++ and run."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc not found: the check is built against the CUDA headers")
+    program = tmp_path / "resident_block_position"
+    build = subprocess.run(
+        [nvcc, "-x", "c++", "-std=c++17", "-O2", f"-I{ROOT / 'csrc' / 'include'}", f"-I{generated_include_dir()}",
+         str(ROOT / "tests" / "resident_block_position.cpp"), "-o", str(program)],
+        capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-4000:]
+    run = subprocess.run([str(program)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and " 0 wrong; " in run.stdout and run.stdout.rstrip().endswith(" 0 wrong"), (
+        run.stdout + run.stderr)
+
+
 def test_format_constants():
     assert formats.E2M1.max_value == 6.0 and formats.E4M3.max_value == 448.0
     assert format_grid(formats.E2M1) == [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]

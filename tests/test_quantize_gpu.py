@@ -143,6 +143,10 @@ def device_kernel_names(fn) -> list[str]:
         # beyond it, while a sixth of x's steps stays on chip (132 SMs, 228 KB of shared memory each: H100,
         # H200): one walk for the max, then the kept steps quantized and the rest re-read
         ((4096, 7168), ["quantize_resident_kernel"]),
+        # rows of an odd number of blocks, of three, of one (the resident kernel's row divider at its edges)
+        ((2048, 4112), ["quantize_resident_kernel"]),
+        ((200000, 48), ["quantize_resident_kernel"]),
+        ((400000, 16), ["quantize_resident_kernel"]),
         ((24576, 7168), ["amax_kernel", "quantize_kernel"]),  # beyond that: the amax pass, then the quantize pass
     ],
 )
@@ -181,6 +185,9 @@ def test_dynamic_scale_takes_one_pass_where_the_grid_covers_x(shape, kernels):
         (torch.float16, (2048, 7168), "last"),
         (torch.float32, (4096, 7168), "first"),
         (torch.float32, (1000, 4096), "middle"),
+        (torch.bfloat16, (2048, 4112), "middle"),  # 257 blocks per row, 3, and 1 (the row divider's edges)
+        (torch.float16, (200000, 48), "last"),
+        (torch.float32, (400000, 16), "first"),
     ],
 )
 def test_dynamic_scale_over_x_kept_partly_on_chip(dtype, shape, peak):

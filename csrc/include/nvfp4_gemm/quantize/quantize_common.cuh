@@ -303,6 +303,40 @@ NVFP4_HOST_DEVICE unsigned blocked_col_offset(unsigned col) { return col / 4 * 5
 NVFP4_HOST_DEVICE std::size_t blocked_offset(int row, int col, int cols_padded) {
   return blocked_row_offset(row, cols_padded) + blocked_col_offset(col);
 }
+// The same offset as sums of products, for a layout under 2^32 bytes: (row % 32) * 16 = 16 row - 512 (row / 32),
+// (row % 128) / 32 * 4 = 4 (row / 32) - 16 (row / 128), col / 4 * 512 + col % 4 = col + 508 (col / 4): three
+// shifts and four multiply-adds, most of them on the FMA pipe, where the masks and shifts above take the ALU's.
+// Checked against blocked_offset on the host (tests/resident_block_position.cpp).
+NVFP4_HOST_DEVICE std::uint32_t blocked_offset32(std::uint32_t row, std::uint32_t col, std::uint32_t cols_padded) {
+  return 16 * row + col + 508 * (col / 4) - 508 * (row / 32) + (128 * cols_padded - 16) * (row / 128);
+}
+
+// n / d for every n < 2^30 by one 32 x 32 -> 64-bit product and one shift: m = ceil(2^k / d) with k = 30 + ceil(log2 d)
+// (m <= 2^31 + 1), whose error n (m d - 2^k) / (d 2^k) < n / 2^k <= 2^-ceil(log2 d) <= 1 / d never reaches the next
+// integer. Checked against the division on the host (tests/resident_block_position.cpp).
+struct RowDivider {
+  std::uint32_t magic;
+  std::uint32_t shift;
+  std::uint32_t minus_divisor;  // 2^32 - d: n - q d as one multiply-add by a kernel parameter
+  static RowDivider of(std::uint32_t d) {
+    std::uint32_t log2_ceil = 0;
+    while ((1ull << log2_ceil) < d) ++log2_ceil;
+    const std::uint32_t k = 30 + log2_ceil;
+    return {static_cast<std::uint32_t>(((1ull << k) + d - 1) / d), k, 0u - d};
+  }
+  NVFP4_HOST_DEVICE std::uint32_t remainder(std::uint32_t n, std::uint32_t quotient) const {
+    return n + quotient * minus_divisor;
+  }
+  NVFP4_HOST_DEVICE std::uint32_t operator()(std::uint32_t n) const {
+#ifdef __CUDA_ARCH__
+    std::uint64_t product;  // one 32 x 32 -> 64-bit multiply (the C++ form adds a zero high part)
+    asm("mul.wide.u32 %0, %1, %2;\n" : "=l"(product) : "r"(n), "r"(magic));
+    return static_cast<std::uint32_t>(product >> shift);
+#else
+    return static_cast<std::uint32_t>((static_cast<std::uint64_t>(n) * magic) >> shift);
+#endif
+  }
+};
 
 // A thread reads its block as two or four 16-byte vectors of the same 32-byte sectors: the read-only
 // path keeps each sector in L1 between them, where a streaming load (__ldcs) fetched it from L2 twice
@@ -998,7 +1032,7 @@ __device__ __forceinline__ uint4 load_hinted(const uint4* p, std::uint64_t polic
 
 template <class Recipe, class T>
 __global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
-    quantize_resident_kernel(QuantizeProblem p, int cols_padded, int rows_padded, int kept_steps) {
+    quantize_resident_kernel(QuantizeProblem p, int cols_padded, int rows_padded, int kept_steps, RowDivider rows_of) {
   using Io = BlockIo<Recipe, T>;
   constexpr int kV = Io::kVectors;
   constexpr int kLoadSteps = ResidentSteps<Recipe, T>::kHeldSteps;  // steps loaded at once in the max walk
@@ -1081,31 +1115,23 @@ __global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
   const typename Recipe::Context context = cta_context<Recipe>(gs);
 
   // The quantize walk, back to front: one cursor over the steps on chip (held, then kept), one over the
-  // re-read steps, taken in turn so that the re-reads stream while the steps on chip are quantized.
-  const unsigned row_step = stride / blocks_per_row, col_step = stride % blocks_per_row;
+  // re-read steps, taken in turn so that the re-reads stream while the steps on chip are quantized. A block's
+  // row by the divider's product and shift, its scale's place by blocked_offset32 (the layout is under 2^32
+  // bytes: launch_resident): where a cursor stepping row and column took about twice their instructions.
   struct Cursor {
     int at;
-    unsigned block, row, col;
+    unsigned block;
   };
-  auto cursor_at = [&](int at) {
-    const unsigned block = first + static_cast<unsigned>(at) * stride;
-    return Cursor{at, block, block / blocks_per_row, block % blocks_per_row};
-  };
+  auto cursor_at = [&](int at) { return Cursor{at, first + static_cast<unsigned>(at) * stride}; };
   auto step_back = [&](Cursor& c) {
     --c.at;
     c.block -= stride;
-    if (c.col < col_step) {
-      c.col += blocks_per_row - col_step;
-      c.row -= row_step + 1;
-    } else {
-      c.col -= col_step;
-      c.row -= row_step;
-    }
   };
   auto quantize_at = [&](const Cursor& c, const uint4 (&raw)[kV]) {
+    const unsigned row = rows_of(c.block), col = rows_of.remainder(c.block, row);
     Io::template quantize</*kStreaming=*/true>(
         context, true, raw, Io::codes(p, static_cast<std::size_t>(c.block) * Io::kBlock),
-        p.scale_blocked + blocked_offset(static_cast<int>(c.row), static_cast<int>(c.col), cols_padded));
+        p.scale_blocked + blocked_offset32(row, col, static_cast<unsigned>(cols_padded)));
   };
   // Re-read step n of the walk back (step first_kept - 1 - n) lives in buffer n % kBuffers: the loop below
   // is unrolled by kBuffers, so each buffer keeps a name of its own and no registers are copied between
@@ -1213,11 +1239,15 @@ bool launch_resident(const QuantizeProblem& p, int cols_padded, int rows_padded,
   };
   const long long grid = steps_over(full_grid / 2) > on_chip_steps ? full_grid : full_grid / 2;
   if (grid < 1 || steps_over(grid) > static_cast<long long>(on_chip_steps) * kResidentMinKeptShare) return false;
+  // the kernel places scales by 32-bit offsets (blocked_offset32): true of every x it takes (at most a few
+  // million blocks: 8.9 M on 132 SMs), checked all the same
+  if (static_cast<long long>(rows_padded) * cols_padded >= (1ll << 32)) return false;
   // cooperative: the CTAs wait for each other's partials; the grid starts only whole (launch_one_pass)
   const cudaError_t err = launch_kernel(quantize_resident_kernel<Recipe, T>, dim3(static_cast<unsigned>(grid)),
                                         dim3(kResidentThreads), kept_bytes, stream,
                                         LaunchAttributes{/*programmatic=*/true, /*cooperative=*/true}, p,
-                                        cols_padded, rows_padded, kept_steps);
+                                        cols_padded, rows_padded, kept_steps,
+                                        RowDivider::of(static_cast<std::uint32_t>(p.k / Recipe::kBlock)));
   *status = err == cudaSuccess ? LaunchStatus{} : LaunchStatus{false, cudaGetErrorString(err)};
   return true;
 }
