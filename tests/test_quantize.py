@@ -41,21 +41,27 @@ def nearest_even(value: float, grid: list[float]) -> int:
     return best
 
 
+def run_host_check(tmp_path, name: str, flags: list[str], timeout: int) -> subprocess.CompletedProcess:
+    """Build tests/<name>.cpp against the library's headers as host C++ (nvcc driving the host compiler, for the
+    CUDA headers) and run it; skips where there is no nvcc."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc not found: the check is built against the CUDA headers")
+    program = tmp_path / name
+    build = subprocess.run(
+        [nvcc, "-x", "c++", "-std=c++17", "-O2", *flags, f"-I{ROOT / 'csrc' / 'include'}", f"-I{generated_include_dir()}",
+         str(ROOT / "tests" / f"{name}.cpp"), "-o", str(program)],
+        capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-4000:]
+    return subprocess.run([str(program)], capture_output=True, text=True, timeout=timeout)
+
+
 def test_e2m1_rounding_on_every_float(tmp_path):
     """The kernels' e2m1 rounding (quantize_common.cuh's e2m1_value_over_64: one VIADDMNMX, an FMA and an add,
     whose values the e4m3 conversion turns into codes) equals round_magnitude<E2M1>, the rounding of the
     reference's arithmetic, on every non-negative float up to +inf: tests/exhaustive_e2m1_rounding.cpp, built
     from the library's header as host C++ (nvcc driving the host compiler, for the CUDA headers) and run."""
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("nvcc not found: the exhaustive check is built against the CUDA headers")
-    program = tmp_path / "exhaustive_e2m1_rounding"
-    build = subprocess.run(
-        [nvcc, "-x", "c++", "-std=c++17", "-O2", "-Xcompiler=-ffp-contract=off", f"-I{ROOT / 'csrc' / 'include'}",
-         f"-I{generated_include_dir()}", str(ROOT / "tests" / "exhaustive_e2m1_rounding.cpp"), "-o", str(program)],
-        capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-4000:]
-    run = subprocess.run([str(program)], capture_output=True, text=True, timeout=600)
+    run = run_host_check(tmp_path, "exhaustive_e2m1_rounding", ["-Xcompiler=-ffp-contract=off"], timeout=600)
     assert run.returncode == 0 and "2139095041 floats checked, 0 mismatches" in run.stdout, run.stdout + run.stderr
 
 
@@ -63,16 +69,7 @@ def test_resident_block_position_on_the_host(tmp_path):
     """The resident kernel's block position (quantize_common.cuh): RowDivider's product-and-shift quotient and its
     remainder against the division for every divisor up to 2^16 and more, over the kernel's block range, and
     blocked_offset32 against blocked_offset: tests/resident_block_position.cpp, built as host C++ and run."""
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("nvcc not found: the check is built against the CUDA headers")
-    program = tmp_path / "resident_block_position"
-    build = subprocess.run(
-        [nvcc, "-x", "c++", "-std=c++17", "-O2", f"-I{ROOT / 'csrc' / 'include'}", f"-I{generated_include_dir()}",
-         str(ROOT / "tests" / "resident_block_position.cpp"), "-o", str(program)],
-        capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-4000:]
-    run = subprocess.run([str(program)], capture_output=True, text=True, timeout=300)
+    run = run_host_check(tmp_path, "resident_block_position", [], timeout=300)
     assert run.returncode == 0 and " 0 wrong; " in run.stdout and run.stdout.rstrip().endswith(" 0 wrong"), (
         run.stdout + run.stderr)
 
