@@ -1114,10 +1114,14 @@ __global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
   publish_global_scale(p, gs, partner_global_scale(p));
   const typename Recipe::Context context = cta_context<Recipe>(gs);
 
-  // The quantize walk, back to front: one cursor over the steps on chip (held, then kept), one over the
-  // re-read steps, taken in turn so that the re-reads stream while the steps on chip are quantized. A block's
-  // row by the divider's product and shift, its scale's place by blocked_offset32 (the layout is under 2^32
-  // bytes: launch_resident): where a cursor stepping row and column took about twice their instructions.
+  // The quantize walk: the steps on chip back to front (held, then kept), and the re-read steps newest and
+  // oldest in turn (step first_kept - 1, 0, first_kept - 2, 1, ...), the kept steps spread evenly among them.
+  // So the re-reads the L2 no longer holds (the oldest) stream through the whole walk beside the ones it does
+  // hold and the steps on chip; taken back to front, one kept step per re-read, they came last, with nothing on
+  // chip left to quantize while they streamed (H200, bf16 8192x7168: 69.6 -> 68.7 us, 12288 105.8 -> 103.9; perf
+  // notes). A block's row by the divider's product and shift, its scale's place by blocked_offset32 (the
+  // layout is under 2^32 bytes: launch_resident): where a cursor stepping row and column took about twice their
+  // instructions.
   struct Cursor {
     int at;
     unsigned block;
@@ -1133,17 +1137,19 @@ __global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
         context, true, raw, Io::codes(p, static_cast<std::size_t>(c.block) * Io::kBlock),
         p.scale_blocked + blocked_offset32(row, col, static_cast<unsigned>(cols_padded)));
   };
-  // Re-read step n of the walk back (step first_kept - 1 - n) lives in buffer n % kBuffers: the loop below
-  // is unrolled by kBuffers, so each buffer keeps a name of its own and no registers are copied between
-  // them (shifting them took 8 moves per 16-bit re-read step, 8 % of the quantize walk's instructions;
-  // on the H100 16-bit x ran no faster without them, fp32 2-3 % faster: perf notes).
+  // Re-read n (step reread_step(n)) lives in buffer n % kBuffers: the loop below is unrolled by kBuffers, so
+  // each buffer keeps a name of its own and no registers are copied between them (shifting them took 8 moves
+  // per 16-bit re-read step, 8 % of the quantize walk's instructions; on the H100 16-bit x ran no faster
+  // without them, fp32 2-3 % faster: perf notes).
   constexpr int kAhead = ResidentSteps<Recipe, T>::kAheadSteps;
   constexpr int kBuffers = kAhead + 1;
   uint4 rereads[kBuffers][kV];
+  auto reread_step = [&](int n) { return (n & 1) ? n >> 1 : first_kept - 1 - (n >> 1); };
+  auto load_reread = [&](int n, uint4 (&raw)[kV]) { load_last_use(reread_step(n), raw); };
   auto issue_ahead = [&]() {
 #pragma unroll
     for (int a = 0; a < kAhead; ++a) {
-      if (first_kept - 1 - a >= 0) load_last_use(first_kept - 1 - a, rereads[a]);
+      if (a < first_kept) load_reread(a, rereads[a]);
     }
   };
   Cursor on_chip = cursor_at(first_held + kHeldSteps - 1);
@@ -1155,19 +1161,24 @@ __global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
     if (h > 0) step_back(on_chip);
   }
   if (kHeldSteps <= kAhead) issue_ahead();
-  Cursor reread = cursor_at(first_kept);
-  while (reread.at > 0 || on_chip.at > first_kept) {
+  // a kept step after every first_kept / kept_total re-reads: each re-read earns kept_total, a kept step costs
+  // first_kept (whole steps, no division)
+  const int kept_total = first_held - first_kept;
+  int n_read = 0, credit = 0;
+  while (n_read < first_kept || on_chip.at > first_kept) {
 #pragma unroll
     for (int j = 0; j < kBuffers; ++j) {
-      if (reread.at > 0) {
-        step_back(reread);
+      if (n_read < first_kept) {
         // into the buffer consumed one step ago: kAhead re-reads in flight while this one is quantized
-        if (reread.at - kAhead >= 0) {
-          load_last_use(reread.at - kAhead, rereads[(j + kAhead) % kBuffers]);
-        }
-        quantize_at(reread, rereads[j]);
+        if (n_read + kAhead < first_kept) load_reread(n_read + kAhead, rereads[(j + kAhead) % kBuffers]);
+        quantize_at(cursor_at(reread_step(n_read)), rereads[j]);
+        ++n_read;
+        credit += kept_total;
+      } else {
+        credit = first_kept;  // no re-read left: a kept step every turn
       }
-      if (on_chip.at > first_kept) {
+      if (on_chip.at > first_kept && credit >= first_kept) {
+        credit -= first_kept;
         step_back(on_chip);
         uint4 raw[kV];
 #pragma unroll
