@@ -964,9 +964,9 @@ bool launch_one_pass(const QuantizeProblem& p, int cols_padded, int rows_padded,
 // A dynamic global scale over an x too large for the one-pass kernel (quantize_resident_kernel): a
 // co-resident grid walks x once for the max, keeping the steps it reads last on chip (the very last in
 // registers, those before in shared memory), exchanges partials (await_partials), then quantizes what it
-// kept while it re-reads the other steps back to front, so that the first re-reads are what the walk read
-// just before the kept steps, likeliest still in L2. Everything kept or re-read is read for the last time,
-// and the codes and scales are stored, with an L2 evict-first policy, so that the walked steps keep the L2.
+// kept while it re-reads the other steps, those read last (likeliest still in L2) and those read first in
+// turn (the quantize walk, below). Everything kept or re-read is read for the last time, and the codes and
+// scales are stored, with an L2 evict-first policy, so that the walked steps keep the L2.
 constexpr int kResidentThreads = 512;
 constexpr int kResidentCtasPerSm = 2;    // 1024 threads at 64 registers: one CTA per SM where x fits on chip that way
 constexpr int kResidentLoadBytes = 128;  // max walk: bytes of x a thread loads before it takes their max
