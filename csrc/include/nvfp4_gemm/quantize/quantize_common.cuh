@@ -1075,8 +1075,7 @@ __global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
     for (int s = 0; s < kLoadSteps; ++s) {
       const int at = step + s;
       if (at < first_kept) {
-#pragma unroll
-        for (int i = 0; i < kV; ++i) raw[s][i] = load_through_l1(source(at) + i);
+        Io::load(source(at), raw[s]);
       } else if (at < first_held) {
         load_last_use(at, raw[s]);
       } else {
