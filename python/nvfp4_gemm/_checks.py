@@ -374,7 +374,8 @@ def check_kernel_limits(config: "Config", shape: GemmShape, split_k: int) -> Non
         )
     largest = config.family_info.max_scale_bytes
     if largest:
-        for name, rows in (("a_scale", m), ("b_scale", n)):
+        scaled = (("b_scale", n),) if shape.format.weight_only else (("a_scale", m), ("b_scale", n))
+        for name, rows in scaled:
             scale_bytes = blocked_scale_numel(rows, k, fmt=shape.format.block)
             if scale_bytes > largest:
                 raise ValueError(
@@ -382,3 +383,9 @@ def check_kernel_limits(config: "Config", shape: GemmShape, split_k: int) -> Non
                     f"(M={m} N={n} K={k}); the {config.family} kernels' scale layout has 32-bit strides, so one "
                     f"matrix's scales must stay at most {largest} bytes: split the call"
                 )
+        converted = l * n * (k // shape.format.block.values_per_scale)
+        if shape.format.weight_only and converted > largest:
+            raise ValueError(
+                f"config {config.name!r}: the weight-only kernel reads b_scale converted into L*N*K/16 = {converted} "
+                f"values (L={l} N={n} K={k}) through 32-bit strides, at most {largest}: split the batch"
+            )

@@ -107,9 +107,9 @@ FAMILIES = (
         reference_gpu="B200",
         reference_sm_count=148,
         model="sm100_model",
-        headers=("nvfp4_gemm/sm100/blockscaled_gemm.cuh", "nvfp4_gemm/sm100/host_proof.hpp"),
+        headers=("nvfp4_gemm/sm100/gemm.cuh", "nvfp4_gemm/sm100/host_proof.hpp"),
         kernel=(
-            "sm100::BlockScaledGemm<{tile_m}, {tile_n}, {tile_k}, {cluster_m}, {cluster_n}, {element}, "
+            "sm100::Gemm<{tile_m}, {tile_n}, {tile_k}, {cluster_m}, {cluster_n}, {element}, "
             "/*StreamK=*/{stream_k}, /*SwapAB=*/{swap_ab}, {operand_a}, {operand_b}, /*PerColumnAlpha=*/{per_column_alpha}>"
         ),
         element_spelling="cutlass",
@@ -132,12 +132,14 @@ FAMILIES = (
         # a few rows compile CUTLASS's per-column (swap-AB: per-row) alpha epilogue for fused projections; not
         # every row: each costs a translation unit of build time (blockscaled_gemm.cuh)
         per_column_alpha_rows=True,
-        # CUTLASS 4.2's block-scaled MMA kinds: mxf4nvf4 (NVFP4, MXFP4) and mxf8f6f4 (MXFP8 x MXFP4)
-        formats=("nvfp4", "mxfp4", "mxfp8xmxfp4"),
+        # CUTLASS 4.2's block-scaled MMA kinds: mxf4nvf4 (NVFP4, MXFP4) and mxf8f6f4 (MXFP8 x MXFP4); weight-only
+        # NVFP4 (16-bit activations as given) through its mixed-input collective (sm100_rules.py)
+        formats=("nvfp4", "mxfp4", "mxfp8xmxfp4", "bf16xnvfp4", "fp16xnvfp4"),
         # The mxf8f6f4 kind reads a sub-byte operand with 128-element (64-byte) alignment
         # (cutlass/gemm/collective/builders/sm1xx_common.inl, sm1xx_blockscaled_gemm_is_aligned): the FP4 rows of
         # MXFP8 x MXFP4 need K % 128 (a 32-element alignment fails the collective builder).
         format_k_alignment={"mxfp8xmxfp4": 128},
+        row_rules="sm100_rules",
     ),
     Family(
         name="sm90",

@@ -36,19 +36,30 @@ __all__ = [
 
 
 def _f8f6f4(config: Config) -> bool:
-    """Whether the config's format runs on the mxf8f6f4 MMA kind (an operand wider than 4 bits: MXFP8 x
-    MXFP4), not mxf4nvf4. That kind runs at the FP8 rate, half the FP4 one (B200: 4.5 vs 9 dense PFLOPS),
+    """Whether the config's format runs on the mxf8f6f4 MMA kind (a block-scaled operand wider than 4 bits: MXFP8
+    x MXFP4), not mxf4nvf4. That kind runs at the FP8 rate, half the FP4 one (B200: 4.5 vs 9 dense PFLOPS),
     and keeps 4-bit values unpacked in shared memory, one byte each (CUTLASS's float_e2m1_unpacksmem_t)."""
     fmt = gemm_format(config.format)
-    return max(fmt.a.element.bits, fmt.b.element.bits) > 4
+    return not fmt.weight_only and max(fmt.a.element.bits, fmt.b.element.bits) > 4
+
+
+def _mma_rate_share(config: Config) -> float:
+    """The config's MMA rate as a share of the FP4 one: mxf8f6f4 half; a weight-only row's 16-bit MMAs (the
+    weights converted to the tokens' type) a quarter (B200: 2.25 dense bf16 PFLOPS against 9 FP4)."""
+    if gemm_format(config.format).weight_only:
+        return 0.25
+    return 0.5 if _f8f6f4(config) else 1.0
 
 
 def _operand_bytes(config: Config) -> tuple[float, float]:
     """DRAM bytes per element of the kernel's A and B operands: the value plus its share of a 1-byte
-    scale (NVFP4: 0.5 + 1/16; MXFP4: 0.5 + 1/32; MXFP8: 1 + 1/32); swapped for swap-AB configs."""
+    scale (NVFP4: 0.5 + 1/16; MXFP4: 0.5 + 1/32; MXFP8: 1 + 1/32; 16-bit tokens as given: 2); swapped for swap-AB
+    configs."""
     fmt = gemm_format(config.format)
-    a, b = (o.element.bits / 8 + 1 / o.block.values_per_scale for o in (fmt.a, fmt.b))
+    a, b = (o.element.bits / 8 + (1 / o.block.values_per_scale if o.block else 0) for o in (fmt.a, fmt.b))
     return (b, a) if config.swap_ab else (a, b)
+
+
 _PARTIAL_BYTES = 4  # split-K / stream-K partials are FP32 accumulators
 
 
@@ -103,6 +114,8 @@ def estimated_stages(config: Config, out_dtype: str, machine: Sm100Machine = B20
     hand-tuned staging buffer, so this overestimates. The model uses the compiled kernel's own count
     (`_C.Kernel.pipeline_stages`) whenever the build carries it.
     """
+    if gemm_format(config.format).weight_only:
+        return _weight_only_stages(config, out_dtype, machine)
     ctas = 2 if config.two_sm else 1
     a_rows = config.tile[0] // ctas
     b_rows = config.tile[1] // ctas
@@ -113,6 +126,21 @@ def estimated_stages(config: Config, out_dtype: str, machine: Sm100Machine = B20
     # epilogue staging: CUTLASS's auto epilogue tile stores 2 buffers of 128 x 32 outputs here
     carveout = 2 * 128 * 32 * _out_dtype(out_dtype).bytes + 1024
     return max(1, (machine.smem_bytes - carveout) // stage)
+
+
+def _weight_only_stages(config: Config, out_dtype: str, machine: Sm100Machine) -> int:
+    """The load stages of CUTLASS's sm100 mixed-input builder (sm100_mixed_input_umma_builder.inl) for a
+    weight-only row: per K tile the weights (one byte per e2m1 value as it counts them), their 16-bit scales
+    (one per 16) and the 16-bit tokens, after the epilogue's staging (matched to the compiled kernels of
+    128 x 32 and 128 x 64 tiles), the accumulator stages' barriers and the converted weights' TMEM stages."""
+    tile_m, tile_n, tile_k = config.tile
+    out_bytes = _out_dtype(out_dtype).bytes
+    accumulator_stages = 2 if tile_n == 128 else 3
+    epilogue = 2 * tile_m * min(tile_n // 2, 32) * out_bytes + (1024 if out_bytes == 4 else 2048)
+    stage = tile_m * tile_k + tile_m * tile_k // 16 * 2 + tile_n * tile_k * 2 + 48
+    free = machine.smem_bytes - epilogue - accumulator_stages * 32
+    transform_stages = min((512 - accumulator_stages * tile_n) // (tile_k // 2), free // (stage + 16))
+    return max(1, (free - transform_stages * 16) // stage)
 
 
 def pipeline_stages(config: Config, out_dtype: str, machine: Sm100Machine = B200) -> int:
@@ -198,7 +226,7 @@ def predict(
     # Little's law: `stages` K tiles in flight per CTA, each arriving one latency after its request;
     # the tensor cores bound it too (a 2SM unit has two SMs' tensor cores).
     flops_per_k_tile = 2.0 * tile_m * tile_n * SM100_TILE_K
-    mma_rate = machine.fp4_flops_per_us_per_sm * (0.5 if _f8f6f4(config) else 1.0)
+    mma_rate = machine.fp4_flops_per_us_per_sm * _mma_rate_share(config)
     per_k_tile = max(
         machine.latency_us / stages,
         flops_per_k_tile / (mma_rate * sms_per_unit),

@@ -7,9 +7,13 @@
 #include <cutlass/util/reference/host/gett.hpp>
 
 #include <cstdint>
+#include <stdexcept>
+#include <type_traits>
+#include <vector>
 
 #include "nvfp4_gemm/kernel_entry.h"
 #include "nvfp4_gemm/problem.h"
+#include "nvfp4_gemm/sm100/weight_only_gemm.cuh"
 
 namespace nvfp4_gemm::sm100 {
 
@@ -87,6 +91,88 @@ void host_reference(const GemmProblem& p, double alpha, double* out) {
   }
 }
 
+// The weight-only kernels (weight_only_gemm.cuh): the user's b scales pass through the launch's conversion
+// (scale_source_offset) and then the kernel's own scale layout; the hook composes the two.
+template <class Kernel>
+void weight_only_scale_offsets(ScaleOperand operand, int rows, int k, int l, std::int64_t* offsets) {
+  if (operand == ScaleOperand::kA) {
+    throw std::invalid_argument("a weight-only kernel reads no a scales: its tokens are used as given");
+  }
+  GemmProblem p;
+  p.m = 2 * rows + 136;  // another row count for the tokens, so that a mixed-up M and N shows
+  p.n = rows;
+  p.k = k;
+  p.l = l;
+  const auto args = Kernel::make_arguments(p, /*scales=*/nullptr, /*device_id=*/0, /*sm_count=*/1);
+  const auto& layout = args.mainloop.layout_S;
+  const int k_blocks = k / Kernel::kValuesPerScale;
+  std::int64_t i = 0;
+  for (int batch = 0; batch < l; ++batch)
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < k_blocks; ++c) {
+        offsets[i++] = scale_source_offset(layout(r, Kernel::kValuesPerScale * c, batch), rows, k_blocks);
+      }
+}
+
+// The weight-only GEMM over the launcher's own arguments on the CPU: the scales converted by the launch's
+// own function into a host buffer, then every operand read through the arguments' pointers, strides and
+// scale layout (the kernel's (M, N) being the user's (N, M)), float64 sums of the exact dequantized
+// products (a 16-bit token times e2m1 times e4m3 needs at most 17 significant bits).
+template <class Kernel>
+void weight_only_host_reference(const GemmProblem& p, double alpha, double* out) {
+  using namespace cute;
+  const int k_blocks = p.k / Kernel::kValuesPerScale;
+  const std::int64_t count = std::int64_t(p.l) * k_blocks * p.n;
+  std::vector<typename Kernel::Scale> scales(count);
+  const auto* blocked = static_cast<const std::uint8_t*>(p.b_scale_blocked);
+  for (std::int64_t i = 0; i < count; ++i) {
+    scales[i] = e4m3_to<typename Kernel::Scale>(blocked[scale_source_offset(i, p.n, k_blocks)]);
+  }
+  const auto args = Kernel::make_arguments(p, scales.data(), /*device_id=*/0, /*sm_count=*/1);
+  const auto& ml = args.mainloop;
+  const int kernel_m = get<0>(args.problem_shape), kernel_n = get<1>(args.problem_shape);
+  using Weight = typename Kernel::Weight;
+  // the argument's address as e2m1 elements (the collective types its pointer by its own storage type)
+  auto weights = make_tensor(recast_ptr<Weight>(static_cast<Weight*>(const_cast<void*>(static_cast<const void*>(ml.ptr_A)))),
+                             make_layout(make_shape(kernel_m, p.k, p.l), ml.dA));
+  auto tokens = make_tensor(ml.ptr_B, make_layout(make_shape(kernel_n, p.k, p.l), ml.dB));
+  auto scale = make_tensor(ml.ptr_S, ml.layout_S);
+  auto result = make_tensor(out, make_layout(make_shape(kernel_m, kernel_n, p.l), args.epilogue.dD));
+  for (int batch = 0; batch < p.l; ++batch)
+    for (int i = 0; i < kernel_m; ++i)
+      for (int j = 0; j < kernel_n; ++j) {
+        double sum = 0.0;
+        for (int kk = 0; kk < p.k; ++kk) {
+          sum += double(float(Weight(weights(i, kk, batch)))) * double(float(scale(i, kk, batch))) *
+                 double(float(tokens(j, kk, batch)));
+        }
+        result(i, j, batch) = alpha * sum;
+      }
+}
+
+template <class Kernel, class = void>
+struct IsWeightOnly : std::false_type {};
+template <class Kernel>
+struct IsWeightOnly<Kernel, std::void_t<decltype(Kernel::kWeightOnly)>> : std::bool_constant<Kernel::kWeightOnly> {};
+
+// A kernel's two hooks: the weight-only ones or the block-scaled ones (only the chosen pair is instantiated).
+template <class Kernel>
+constexpr auto scale_offsets_hook() {
+  if constexpr (IsWeightOnly<Kernel>::value) {
+    return &weight_only_scale_offsets<Kernel>;
+  } else {
+    return &scale_offsets<Kernel>;
+  }
+}
+template <class Kernel>
+constexpr auto host_reference_hook() {
+  if constexpr (IsWeightOnly<Kernel>::value) {
+    return &weight_only_host_reference<Kernel>;
+  } else {
+    return &host_reference<Kernel>;
+  }
+}
+
 // The registry entry for one instantiation; the generator emits one call per (config, out dtype), with
 // the family's compute capability major (python/nvfp4_gemm/families.py).
 template <class Kernel>
@@ -98,8 +184,8 @@ constexpr KernelEntry make_entry(const char* config_name, OutDtype out_dtype, in
                      &Kernel::workspace_bytes,
                      &Kernel::counters_needed,
                      /*launch=*/nullptr,
-                     &scale_offsets<Kernel>,
-                     &host_reference<Kernel>,
+                     scale_offsets_hook<Kernel>(),
+                     host_reference_hook<Kernel>(),
                      Kernel::kPipelineStages,
                      &Kernel::prepare,
                      Kernel::kDynamicSmemBytes,
