@@ -3,7 +3,8 @@
 For every sm100 registry entry (every format its row names: NVFP4, MXFP4, MXFP8 x MXFP4), `scale_offsets` reads the scale layouts (CUTLASS's
 Sm1xxBlkScaledConfig) out of the very arguments the launch builds, and `host_reference` runs
 CUTLASS's host GEMM (cutlass/util/reference/host/gett.hpp) over host copies of the operands with
-those arguments' strides and layouts. A wrong scale layout, operand stride, batch stride or B
+those arguments' strides and layouts. The weight-only rows (CUTLASS's mixed-input kernel) compose the launch's
+own scale conversion with the kernel's scale layout, and sum over their arguments' operands in float64. A wrong scale layout, operand stride, batch stride or B
 orientation in the launcher makes these tests fail.
 """
 
@@ -49,7 +50,12 @@ def expected_offsets(rows, k, l, block):
 @pytest.mark.parametrize("k,l", [(32, 1), (96, 3), (160, 1), (448, 3)])  # K/16 = 2, 6, 10, 28; K/32 = 1, 3, 5, 14
 def test_scale_offsets_match_blocked_layout(name, dtype, operand, rows, k, l):
     kernel = _C.lookup(name, dtype)
-    block = gemm_format(config_of(name).format).block
+    described = gemm_format(config_of(name).format)
+    block = described.block
+    if described.weight_only and operand == 0:
+        with pytest.raises(ValueError, match="reads no a scales"):
+            kernel.scale_offsets(operand, rows, k, l, torch.empty(1, dtype=torch.int64).data_ptr())
+        return
     got = torch.full((l * rows * (k // block.values_per_scale),), -1, dtype=torch.int64)
     kernel.scale_offsets(operand, rows, k, l, got.data_ptr())
     assert torch.equal(got, expected_offsets(rows, k, l, block))
@@ -78,13 +84,13 @@ def test_cutlass_host_reference_equals_exact_reference(name, dtype, m, n, k, l):
     )
     got = torch.full((l, m, n), float("nan"), dtype=torch.float64)
     alpha = ops.alpha.item()
+    a_scale = 0 if ops.a_scale is None else ops.a_scale.data_ptr()  # weight-only: tokens as given
     kernel.host_reference(
-        ops.a.data_ptr(), ops.b.data_ptr(), ops.a_scale.data_ptr(), ops.b_scale.data_ptr(), got.data_ptr(),
-        m, n, k, l, alpha,
+        ops.a.data_ptr(), ops.b.data_ptr(), a_scale, ops.b_scale.data_ptr(), got.data_ptr(), m, n, k, l, alpha,
     )
     want = formats.reference_gemm_float64(ops.a, ops.b, ops.a_scale, ops.b_scale, ops.alpha)
     # Both sums are exact in float64 for this data (12-bit products, scales 0.125..3.75; MX: 6-bit
-    # products times powers of two within 2^-9 .. 2^1), so the
+    # products times powers of two within 2^-9 .. 2^1; weight-only: a 16-bit token times 6 bits), so the
     # CUTLASS host GEMM over the launcher's layouts must agree bit for bit, before and after the
     # single rounding to the kernel's output dtype.
     assert torch.equal(got, want)

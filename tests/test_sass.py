@@ -61,8 +61,12 @@ def test_every_compiled_architecture_has_gemm_kernels(sass_by_function):
 
 
 def gemm_format_of(function_name: str) -> str:
-    """The GEMM format a GemmUniversal instantiation's mangled name says: its scale type (ue4m3: NVFP4;
-    ue8m0: MX) and, for MX, whether an e4m3 data type is in it (MXFP8 x MXFP4)."""
+    """The GEMM format a GemmUniversal instantiation's mangled name says: a mixed-input mainloop is weight-only
+    (its converted operand's tuple names e2m1 and the scale type, which is the tokens' type); otherwise its scale
+    type (ue4m3: NVFP4; ue8m0: MX) and, for MX, whether an e4m3 data type is in it (MXFP8 x MXFP4)."""
+    weight_only = re.search(r"MixedInput.*float_e2m1_tENS_\d+(bfloat16_t|half_t)", function_name)
+    if weight_only:
+        return {"bfloat16_t": "bf16xnvfp4", "half_t": "fp16xnvfp4"}[weight_only.group(1)]
     if "float_ue4m3_t" in function_name:
         return "nvfp4"
     return "mxfp8xmxfp4" if "float_e4m3_t" in function_name else "mxfp4"
@@ -85,11 +89,18 @@ def test_gemm_kernels_use_nvfp4_block_scaled_mma(sass_by_function):
                 assert re.search(r"\bUTCOMMA\b", body) and not re.search(r"\bUTCOMMA(\.\w+)*\.4X\b", body), (
                     f"{arch} {name[:80]}... lacks the MXFP4 UTCOMMA"
                 )
-            else:
+            elif fmt == "mxfp8xmxfp4":
                 # the mxf8f6f4 kind (MXFP8 x MXFP4) is UTCQMMA, block-scaled through tensor memory like the others
                 assert re.search(r"\bUTCQMMA\b", body), f"{arch} {name[:80]}... lacks UTCQMMA"
-            # operands arrive through TMA (UTMALDG) and block scales through tensor memory (UTCCP)
-            assert "UTMALDG" in body and "UTCCP" in body, f"{arch} {name[:80]}... lacks TMA loads or scale copies"
+            else:
+                # weight-only: 16-bit MMAs (UTCHMMA) on the weights converted in registers, no block-scaled MMA
+                assert re.search(r"\bUTCHMMA\b", body) and not re.search(r"\bUTC[OQ]MMA\b", body), (
+                    f"{arch} {name[:80]}... lacks the weight-only UTCHMMA"
+                )
+            # operands arrive through TMA (UTMALDG); block scales through tensor memory (UTCCP), a weight-only
+            # kernel's scales through TMA with its weights
+            assert "UTMALDG" in body, f"{arch} {name[:80]}... lacks TMA loads"
+            assert "UTCCP" in body or fmt.endswith("xnvfp4"), f"{arch} {name[:80]}... lacks scale copies"
             # programmatic dependent launch is compiled in: griddepcontrol.wait is ACQBULK in SASS
             # (and launch_dependents PREEXIT; checked on a one-line kernel with nvcc 13.0)
             assert "ACQBULK" in body and "PREEXIT" in body, f"{arch} {name[:80]}... lacks the PDL wait/trigger"

@@ -163,10 +163,10 @@ def test_model_of_a_family_without_the_format_is_one_line(family, format, capsys
 def test_the_model_refusal_names_where_a_weight_only_format_runs(capsys):
     """One instance spelled out (the parametrized tests above derive theirs from families.FAMILIES)."""
     sm90 = families.by_name("sm90")
-    assert "bf16xnvfp4" in sm90.formats and "bf16xnvfp4" not in families.by_name(families.DEFAULT_FAMILY).formats
-    assert main(["model", "--format", "bf16xnvfp4"]) == 2
+    assert "bf16xmxfp4" in sm90.formats and "bf16xmxfp4" not in families.by_name(families.DEFAULT_FAMILY).formats
+    assert main(["model", "--format", "bf16xmxfp4"]) == 2
     err = capsys.readouterr().err
-    assert f"; bf16xnvfp4 runs on sm90 GPUs ({sm90.reference_gpu}) and the CPU reference path" in err
+    assert f"; bf16xmxfp4 runs on sm90 GPUs ({sm90.reference_gpu}) and the CPU reference path" in err
 
 
 # a GPU whose family lacks the format -------------------------------------------------------------------

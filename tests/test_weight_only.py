@@ -86,18 +86,34 @@ def test_sm90_has_rows_and_the_resolver_picks_them(fmt):
         assert resolution.config.format == fmt and resolution.config.mma == mma, resolution
 
 
+@pytest.mark.parametrize("fmt", ("bf16xnvfp4", "fp16xnvfp4"))
+def test_sm100_has_a_mixed_input_row_and_the_resolver_picks_it(fmt):
+    """Blackwell's weight-only rows (CUTLASS's mixed-input kernel; proved on the host in test_host_proofs.py):
+    the format's only rows, swap-AB, taken at every M; their N rule (N % 8, the converted scales' TMA rows)
+    refused before a launch for fp32 output too."""
+    rows = nvfp4_gemm.candidates(10, fmt)
+    assert rows and all(c.swap_ab and c.name.endswith(f"_{fmt}") for c in rows)
+    for m in (1, 16, 128, 2048):
+        resolution = resolver._resolve(m, 4096, 4096, 1, "bfloat16", 10, 148, None, None, (), fmt)
+        assert resolution.config in rows, resolution
+    assert rows[0].supports(1, 4100, 4096, 1, "float32") == (
+        f"N must be a multiple of 8 for the sm100 {fmt} kernels, got N=4100"
+    )
+    assert rows[0].supports(1, 4104, 4096, 1, "float32") is None
+
+
 def test_a_family_without_weight_only_kernels_names_the_route():
     ops = random_operands(4, 16, 64, seed=5, format="bf16xnvfp4")
     shape = check_gemm_args(ops.a, ops.b, None, ops.b_scale, None, torch.bfloat16)
-    for name in ("sm100", "sm120"):
-        with pytest.raises(NotImplementedError, match=rf"^weight-only NVFP4 \(bf16xnvfp4: .*\) has no {name} kernel.*"
-                                                      r"activations='nvfp4'"):
-            check_format_supported(families.by_name(name), shape)
+    with pytest.raises(NotImplementedError, match=r"^weight-only NVFP4 \(bf16xnvfp4: .*\) has no sm120 kernel.*"
+                                                  r"activations='nvfp4'"):
+        check_format_supported(families.by_name("sm120"), shape)
     mx = random_operands(4, 16, 64, seed=5, format="fp16xmxfp4")
     mx_shape = check_gemm_args(mx.a, mx.b, None, mx.b_scale, None, torch.bfloat16)
-    with pytest.raises(NotImplementedError, match=r"^weight-only MXFP4 \(fp16xmxfp4: .*\) has no sm90 kernel.*"
-                                                  r"activations='mxfp4'.*format='mxfp4'"):
-        check_format_supported(families.by_name("sm90"), mx_shape)
+    for name in ("sm90", "sm100"):
+        with pytest.raises(NotImplementedError, match=rf"^weight-only MXFP4 \(fp16xmxfp4: .*\) has no {name} kernel.*"
+                                                      r"activations='mxfp4'.*format='mxfp4'"):
+            check_format_supported(families.by_name(name), mx_shape)
     with pytest.raises(ValueError, match=r"runs the nvfp4 format; this call is bf16xnvfp4"):
         nvfp4_gemm.gemm(ops.a, ops.b, None, ops.b_scale, config="sm90_direct_16x128x128_splitk")
 

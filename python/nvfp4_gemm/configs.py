@@ -123,6 +123,9 @@ class Config:
         multiple = (self.family_info.format_k_alignment or {}).get(self.format, 1)
         if k % multiple:
             return f"K must be a multiple of {multiple} for the {self.family} {self.format} kernels, got K={k}"
+        multiple = (self.family_info.format_n_alignment or {}).get(self.format, 1)
+        if n % multiple:
+            return f"N must be a multiple of {multiple} for the {self.family} {self.format} kernels, got N={n}"
         return shape_rule_violation(m, n, k, l, out_dtype)
 
 

@@ -79,6 +79,8 @@ class Family:
     formats: tuple = ("nvfp4",)
     # K multiple a format's kernels need beyond the op's K % 32 (format name -> multiple).
     format_k_alignment: dict = None
+    # N multiple a format's kernels need beyond the output's own (format name -> multiple).
+    format_n_alignment: dict = None
     # Mainloop schedules a row may name (the first is the default) -> the abbreviation its config name
     # carries (the names' `schedule` field); empty: the family has one schedule and rows name none.
     schedules: dict = field(default_factory=dict)
@@ -139,6 +141,9 @@ FAMILIES = (
         # (cutlass/gemm/collective/builders/sm1xx_common.inl, sm1xx_blockscaled_gemm_is_aligned): the FP4 rows of
         # MXFP8 x MXFP4 need K % 128 (a 32-element alignment fails the collective builder).
         format_k_alignment={"mxfp8xmxfp4": 128},
+        # The weight-only kernels read their scales converted to 16 bits with N contiguous, TMA rows of 16 bytes:
+        # N % 8 whatever the output dtype (fp32 output alone would take N % 4).
+        format_n_alignment={"bf16xnvfp4": 8, "fp16xnvfp4": 8},
         row_rules="sm100_rules",
     ),
     Family(

@@ -234,7 +234,8 @@ def gemm(
             resolved config, on the CPU the pinned one (without config= only the type is checked there).
 
     CUDA tensors run on their device's current stream (the formats its family takes, `Family.formats`:
-    NVFP4 everywhere, MX x MX on Blackwell sm100 and Hopper, weight-only on Hopper but fp16 x MXFP4; another
+    NVFP4 everywhere, MX x MX on Blackwell sm100 and Hopper, weight-only NVFP4 on Hopper and Blackwell sm100,
+    weight-only MXFP4 on Hopper but fp16 x MXFP4; another
     is a NotImplementedError before any launch);
     CPU tensors use the exact reference, every format. M, N or
     L = 0 give the empty output and K = 0 gives alpha * 0, without a launch. No argument may require

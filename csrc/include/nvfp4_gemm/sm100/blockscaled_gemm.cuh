@@ -54,6 +54,7 @@
 #include "nvfp4_gemm/kernel_entry.h"
 #include "nvfp4_gemm/prepared_launch.h"
 #include "nvfp4_gemm/problem.h"
+#include "nvfp4_gemm/sm100/pdl_launch.h"
 
 namespace nvfp4_gemm::sm100 {
 
@@ -269,14 +270,7 @@ struct BlockScaledGemm {
     }
 
     LaunchStatus launch(Params& params, const GemmProblem&, const LaunchContext& ctx) const {
-      if (!Smem::opt_in(device_id_, kDynamicSmemBytes)) {
-        return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
-      }
-      if (Gemm::run(params, ctx.stream, /*cuda_adapter=*/nullptr, /*launch_with_pdl=*/true) !=
-          cutlass::Status::kSuccess) {
-        return {false, "CUTLASS kernel launch failed"};
-      }
-      return {};
+      return run_with_pdl<Gemm, Smem>(params, device_id_, kDynamicSmemBytes, ctx.stream);
     }
 
    private:

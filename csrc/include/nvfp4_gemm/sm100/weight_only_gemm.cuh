@@ -44,6 +44,7 @@
 #include "nvfp4_gemm/kernel_entry.h"
 #include "nvfp4_gemm/prepared_launch.h"
 #include "nvfp4_gemm/problem.h"
+#include "nvfp4_gemm/sm100/pdl_launch.h"
 
 namespace nvfp4_gemm::sm100 {
 
@@ -158,19 +159,19 @@ struct WeightOnlyGemm {
     args.epilogue.thread.alpha_ptr = p.alpha;
   }
 
-  // Host checks pass the user's scale pointer where the converted scales will be: CUTLASS asks only that
-  // it is not null.
+  // Host checks (the problem's sizes only: its addresses may be null) stand a placeholder in for the converted
+  // scales, which CUTLASS's check asks only to be present.
   static LaunchStatus can_implement(const GemmProblem& p) {
+    static const Scale placeholder{};
     if (p.k % kValuesPerScale) return {false, "K must be a multiple of 16 (one e4m3 scale per 16 weights)"};
-    if (Gemm::can_implement(make_arguments(p, p.b_scale_blocked != nullptr ? p.b_scale_blocked : p.b, 0, 1)) !=
-        cutlass::Status::kSuccess) {
+    if (Gemm::can_implement(make_arguments(p, &placeholder, 0, 1)) != cutlass::Status::kSuccess) {
       return {false, "CUTLASS can_implement rejected the problem (alignment or shape)"};
     }
     return {};
   }
 
   static std::size_t workspace_bytes(const GemmProblem& p, int device_id, int sm_count, int /*split_k*/) {
-    return scale_bytes(p) + Gemm::get_workspace_size(make_arguments(p, p.b, device_id, sm_count));
+    return scale_bytes(p) + Gemm::get_workspace_size(make_arguments(p, nullptr, device_id, sm_count));
   }
   static std::size_t counters_needed(const GemmProblem&, int) { return 0; }
 
@@ -204,9 +205,6 @@ struct WeightOnlyGemm {
     // The scales converted into the workspace, then the GEMM (programmatic launch: it waits for the
     // conversion before its first global read).
     LaunchStatus launch(Params& params, const GemmProblem& p, const LaunchContext& ctx) const {
-      if (!Smem::opt_in(device_id_, kDynamicSmemBytes)) {
-        return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
-      }
       const std::int64_t count = std::int64_t(p.l) * (p.k / kValuesPerScale) * p.n;
       const int threads = 256;
       const int blocks = static_cast<int>(std::min<std::int64_t>((count + threads - 1) / threads, 8 * 1024));
@@ -214,11 +212,7 @@ struct WeightOnlyGemm {
           static_cast<const std::uint8_t*>(p.b_scale_blocked), static_cast<Scale*>(ctx.workspace), count, p.n,
           p.k / kValuesPerScale);
       if (cudaGetLastError() != cudaSuccess) return {false, "the weight-only scale conversion failed to launch"};
-      if (Gemm::run(params, ctx.stream, /*cuda_adapter=*/nullptr, /*launch_with_pdl=*/true) !=
-          cutlass::Status::kSuccess) {
-        return {false, "CUTLASS kernel launch failed"};
-      }
-      return {};
+      return run_with_pdl<Gemm, Smem>(params, device_id_, kDynamicSmemBytes, ctx.stream);
     }
 
    private:
@@ -239,7 +233,7 @@ struct WeightOnlyGemm {
       *status = implementable;
       return nullptr;
     }
-    const Arguments args = make_arguments(shape, shape.b, ctx.device_id, ctx.sm_count);
+    const Arguments args = make_arguments(shape, nullptr, ctx.device_id, ctx.sm_count);  // addresses: build_params
     return std::make_unique<AddressKeyedLaunch<Plan>>(
         Plan(args, shape, workspace_bytes(shape, ctx.device_id, ctx.sm_count, 1), ctx.device_id));
   }
