@@ -9,6 +9,7 @@
 
 #include "nvfp4_gemm/quantize/quantize_common.cuh"
 using namespace nvfp4_gemm::quantize::detail;
+using nvfp4_gemm::blocked_offset;
 
 int main() {
   constexpr std::uint32_t kLimit = 1u << 30;  // the kernel's blocks are fewer (launch_resident)

@@ -33,14 +33,9 @@
 #include <cstring>
 #include <type_traits>
 
+#include "nvfp4_gemm/blocked_layout.h"  // blocked_offset, and NVFP4_HOST_DEVICE
 #include "nvfp4_gemm/launch_kernel.h"
 #include "nvfp4_gemm/quantize/quantize.h"
-
-#ifdef __CUDACC__
-#define NVFP4_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define NVFP4_HOST_DEVICE inline
-#endif
 
 namespace nvfp4_gemm::quantize::detail {
 
@@ -293,16 +288,6 @@ NVFP4_HOST_DEVICE float partner_or_one(const QuantizeProblem& p) {
   return p.partner_global_scale != nullptr ? *p.partner_global_scale : 1.0f;
 }
 
-// Offset of scale (row, col) in the cuBLAS 128x4 blocked layout (docs/formats.md): a row part and a
-// column part, so that a thread walking down one column computes only the first per row.
-NVFP4_HOST_DEVICE std::size_t blocked_row_offset(unsigned row, int cols_padded) {
-  return static_cast<std::size_t>(row / 128) * (static_cast<unsigned>(cols_padded) / 4 * 512) + (row % 32) * 16 +
-         (row % 128) / 32 * 4;
-}
-NVFP4_HOST_DEVICE unsigned blocked_col_offset(unsigned col) { return col / 4 * 512 + col % 4; }
-NVFP4_HOST_DEVICE std::size_t blocked_offset(int row, int col, int cols_padded) {
-  return blocked_row_offset(row, cols_padded) + blocked_col_offset(col);
-}
 // The same offset as sums of products, for a layout under 2^32 bytes: (row % 32) * 16 = 16 row - 512 (row / 32),
 // (row % 128) / 32 * 4 = 4 (row / 32) - 16 (row / 128), col / 4 * 512 + col % 4 = col + 508 (col / 4): three
 // shifts and four multiply-adds, most of them on the FMA pipe, where the masks and shifts above take the ALU's.

@@ -122,7 +122,7 @@ template <class Kernel>
 void weight_only_host_reference(const GemmProblem& p, double alpha, double* out) {
   using namespace cute;
   const int k_blocks = p.k / Kernel::kValuesPerScale;
-  const std::int64_t count = std::int64_t(p.l) * k_blocks * p.n;
+  const std::int64_t count = Kernel::scale_count(p);
   std::vector<typename Kernel::Scale> scales(count);
   const auto* blocked = static_cast<const std::uint8_t*>(p.b_scale_blocked);
   for (std::int64_t i = 0; i < count; ++i) {

@@ -40,6 +40,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "nvfp4_gemm/blocked_layout.h"
 #include "nvfp4_gemm/dynamic_smem.h"
 #include "nvfp4_gemm/kernel_entry.h"
 #include "nvfp4_gemm/prepared_launch.h"
@@ -68,9 +69,10 @@ CUTLASS_HOST_DEVICE Value e4m3_to(std::uint8_t bits) {
 // in the user's blocked bytes: batch l's (round_up(N, 128), round_up(K/16, 4)) 128x4-blocked matrix.
 CUTLASS_HOST_DEVICE std::int64_t scale_source_offset(std::int64_t index, int n_rows, int k_blocks) {
   const std::int64_t n = index % n_rows, k_block = (index / n_rows) % k_blocks, l = index / (std::int64_t(n_rows) * k_blocks);
-  const std::int64_t cols_padded = (k_blocks + 3) / 4 * 4, rows_padded = (n_rows + 127) / 128 * 128;
-  return l * rows_padded * cols_padded + (n / 128) * (cols_padded / 4 * 512) + (n % 32) * 16 + (n % 128) / 32 * 4 +
-         (k_block / 4) * 512 + k_block % 4;
+  const int cols_padded = (k_blocks + 3) / 4 * 4;
+  const std::int64_t rows_padded = (n_rows + 127) / 128 * 128;
+  return l * rows_padded * cols_padded +
+         static_cast<std::int64_t>(blocked_offset(static_cast<int>(n), static_cast<int>(k_block), cols_padded));
 }
 
 template <class Value>
@@ -122,9 +124,10 @@ struct WeightOnlyGemm {
   using Arguments = typename Gemm::Arguments;
   static constexpr int kPipelineStages = CollectiveMainloop::DispatchPolicy::Load2TransformPipelineStageCount;
 
-  // The converted scales at the workspace's start, CUTLASS's own workspace after them.
+  // The converted scales (L x K/16 x N) at the workspace's start, CUTLASS's own workspace after them.
+  static std::int64_t scale_count(const GemmProblem& p) { return std::int64_t(p.l) * (p.k / kValuesPerScale) * p.n; }
   static std::size_t scale_bytes(const GemmProblem& p) {
-    const std::size_t bytes = std::size_t(p.l) * (p.k / kValuesPerScale) * p.n * sizeof(Scale);
+    const std::size_t bytes = scale_count(p) * sizeof(Scale);
     return (bytes + 255) / 256 * 256;
   }
 
@@ -205,7 +208,7 @@ struct WeightOnlyGemm {
     // The scales converted into the workspace, then the GEMM (programmatic launch: it waits for the
     // conversion before its first global read).
     LaunchStatus launch(Params& params, const GemmProblem& p, const LaunchContext& ctx) const {
-      const std::int64_t count = std::int64_t(p.l) * (p.k / kValuesPerScale) * p.n;
+      const std::int64_t count = scale_count(p);
       const int threads = 256;
       const int blocks = static_cast<int>(std::min<std::int64_t>((count + threads - 1) / threads, 8 * 1024));
       relayout_scales_kernel<Scale><<<blocks, threads, 0, ctx.stream>>>(
