@@ -248,12 +248,14 @@ class NVFP4Linear(nn.Module):
         data, scale, _, _ = quantize_op(x, None, None, self.activations)
         return gemm_op(data, buffers["weight"], scale, buffers["weight_scale"], None, x.dtype)
 
-    def _forward_weight_only(self, x: torch.Tensor) -> torch.Tensor:
+    def _forward_weight_only(self, x: torch.Tensor, out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+        """x @ dequant(W).T with x as given, in x's dtype or `out_dtype` (a row shard's float32 partial)."""
         if x.dtype not in WEIGHT_ONLY_A_DTYPES:
             raise TypeError(f"activations='bf16' (weight-only) takes float16 or bfloat16 x, got {x.dtype}")
         # x as given (a_scale None): the CPU reference, the Hopper kernels; elsewhere a clear error naming
         # activations='nvfp4'
-        return torch.ops.nvfp4.gemm(x, self.weight, None, self.weight_scale, self._weight_only_scale(), x.dtype)
+        return torch.ops.nvfp4.gemm(x, self.weight, None, self.weight_scale, self._weight_only_scale(),
+                                    x.dtype if out_dtype is None else out_dtype)
 
     def _weight_only_scale(self) -> torch.Tensor:
         scale = self.weight_global_scale

@@ -37,7 +37,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from .formats import finite_amax, from_blocked, gemm_alpha, global_scale_from_amax, reference_gemm, to_blocked
+from .formats import finite_amax, from_blocked, global_scale_from_amax, to_blocked
 from .nn import NVFP4Linear, ineligibility
 
 __all__ = [
@@ -116,13 +116,8 @@ class RowParallelNVFP4Linear(NVFP4Linear):
                 input_scale = global_scale_from_amax(amax)
             data, scale, _, alpha = torch.ops.nvfp4.quantize(rows, input_scale, self.weight_global_scale)
             partial = torch.ops.nvfp4.gemm(data, self.weight, scale, self.weight_scale, alpha, torch.float32)
-        else:
-            if x.device.type != "cpu":
-                raise NotImplementedError(
-                    f"activations='bf16' (weight-only) has no kernel for {x.device} in this build yet"
-                )
-            alpha = gemm_alpha(self.weight_global_scale)
-            partial = reference_gemm(rows, self.weight, None, self.weight_scale, alpha, torch.float32)
+        else:  # weight-only: x's slice as given, the partial in float32 (the unsharded layer's kernels)
+            partial = self._forward_weight_only(rows, torch.float32)
         dist.all_reduce(partial, group=self.group)
         out = partial.to(x.dtype)  # the one rounding of the float32 sum
         if self.bias is not None:

@@ -6,8 +6,8 @@
 Every rank builds the same small Llama-style model (2 blocks: q/k/v/o with grouped-query
 attention, gate/up/down; hidden 256, intermediate 512, 4 heads of 64, 2 KV heads) from one seed,
 quantizes it, runs it whole (TP=1), shards a copy (`shard_model`) and runs that, for activations
-"nvfp4" with dynamic and with calibrated input scales, and "bf16" (weight-only; CPU only in this
-build). Checks, per layer, on the inputs the unsharded model gave that layer:
+"nvfp4" with dynamic and with calibrated input scales, and "bf16" (weight-only; on the CPU and on
+GPUs with weight-only kernels). Checks, per layer, on the inputs the unsharded model gave that layer:
   - column-parallel: the shard's output == that slice of the unsharded output, bit for bit on the
     CPU; on a GPU within the earned tolerance of the exact slice (the narrower shape may get
     another kernel config, i.e. another fp32 summation order);
@@ -36,6 +36,7 @@ from torch import nn
 from . import formats
 from .nn import NVFP4Linear, calibrate, quantize_model
 from .parallel import ColumnParallelNVFP4Linear, RowParallelNVFP4Linear, shard_model
+from .resolver import candidates
 from .testing import earned_tolerance
 
 HIDDEN, INTERMEDIATE, HEADS, KV_HEADS, HEAD_DIM, BLOCKS = 256, 512, 4, 2, 64, 2
@@ -199,7 +200,9 @@ def check(activations: str, static: bool, device: torch.device, group: Optional[
 
 def configurations(device: torch.device) -> list[tuple[str, bool]]:
     configs = [("nvfp4", False), ("nvfp4", True)]
-    if device.type == "cpu":  # weight-only has no GPU kernel in this build yet
+    # weight-only on the CPU reference and on GPUs whose family has weight-only kernels (Hopper; Blackwell's
+    # are proved on the host only)
+    if device.type == "cpu" or candidates(torch.cuda.get_device_capability(device)[0], "bf16xnvfp4"):
         configs.append(("bf16", False))
     return configs
 
