@@ -41,11 +41,11 @@
 #include <type_traits>
 
 #include "nvfp4_gemm/blocked_layout.h"
+#include "nvfp4_gemm/cutlass_pdl_launch.h"
 #include "nvfp4_gemm/dynamic_smem.h"
 #include "nvfp4_gemm/kernel_entry.h"
 #include "nvfp4_gemm/prepared_launch.h"
 #include "nvfp4_gemm/problem.h"
-#include "nvfp4_gemm/sm100/pdl_launch.h"
 
 namespace nvfp4_gemm::sm100 {
 

@@ -49,6 +49,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "nvfp4_gemm/cutlass_pdl_launch.h"
 #include "nvfp4_gemm/dynamic_smem.h"
 #include "nvfp4_gemm/kernel_entry.h"
 #include "nvfp4_gemm/prepared_launch.h"
@@ -264,14 +265,7 @@ struct BlockScaledGemm {
     }
 
     LaunchStatus launch(Params& params, const GemmProblem&, const LaunchContext& ctx) const {
-      if (!Smem::opt_in(device_id_, kDynamicSmemBytes)) {
-        return {false, "cudaFuncSetAttribute(max dynamic shared memory) failed"};
-      }
-      if (Gemm::run(params, ctx.stream, /*cuda_adapter=*/nullptr, /*launch_with_pdl=*/true) !=
-          cutlass::Status::kSuccess) {
-        return {false, "CUTLASS kernel launch failed"};
-      }
-      return {};
+      return run_with_pdl<Gemm, Smem>(params, device_id_, kDynamicSmemBytes, ctx.stream);
     }
 
    private:

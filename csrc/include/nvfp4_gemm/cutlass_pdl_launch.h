@@ -1,4 +1,4 @@
-// The launch every sm100 plan ends with: the kernel's shared-memory opt-in on its device (once per device), then
+// The launch every CUTLASS plan (sm100, sm120) ends with: the kernel's shared-memory opt-in on its device (once per device), then
 // CUTLASS's run with programmatic dependent launch (the kernel waits, griddepcontrol.wait, before its first
 // global memory access).
 #pragma once
@@ -9,7 +9,7 @@
 
 #include "nvfp4_gemm/kernel_entry.h"
 
-namespace nvfp4_gemm::sm100 {
+namespace nvfp4_gemm {
 
 template <class Gemm, class Smem>
 LaunchStatus run_with_pdl(typename Gemm::Params& params, int device_id, int smem_bytes, cudaStream_t stream) {
@@ -22,4 +22,4 @@ LaunchStatus run_with_pdl(typename Gemm::Params& params, int device_id, int smem
   return {};
 }
 
-}  // namespace nvfp4_gemm::sm100
+}  // namespace nvfp4_gemm
