@@ -1,6 +1,6 @@
-// The launch every CUTLASS plan (sm100, sm120) ends with: the kernel's shared-memory opt-in on its device (once per device), then
-// CUTLASS's run with programmatic dependent launch (the kernel waits, griddepcontrol.wait, before its first
-// global memory access).
+// The launch every CUTLASS plan (sm100, sm120) ends with: the kernel's shared-memory opt-in on its device (once
+// per device), then CUTLASS's run with programmatic dependent launch (the kernel waits, griddepcontrol.wait, before
+// its first global memory access).
 #pragma once
 
 #include <cuda_runtime_api.h>
