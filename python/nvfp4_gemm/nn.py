@@ -252,8 +252,8 @@ class NVFP4Linear(nn.Module):
         """x @ dequant(W).T with x as given, in x's dtype or `out_dtype` (a row shard's float32 partial)."""
         if x.dtype not in WEIGHT_ONLY_A_DTYPES:
             raise TypeError(f"activations='bf16' (weight-only) takes float16 or bfloat16 x, got {x.dtype}")
-        # x as given (a_scale None): the CPU reference, the Hopper kernels; elsewhere a clear error naming
-        # activations='nvfp4'
+        # x as given (a_scale None): the CPU reference, the Hopper and Blackwell sm100 kernels (the gemm op's
+        # formats); elsewhere a clear error naming activations='nvfp4'
         return torch.ops.nvfp4.gemm(x, self.weight, None, self.weight_scale, self._weight_only_scale(),
                                     x.dtype if out_dtype is None else out_dtype)
 
