@@ -30,7 +30,8 @@
 // Launches are prepared once per plan (`prepare`, see prepared_launch.h): arguments built,
 // can_implement and the workspace size asked once; kernel parameters (the TMA descriptors, which
 // embed addresses) built again only for addresses not seen before; the shared-memory attribute set
-// once per device. Per call: the workspace initialisation (stream-K barriers) and the launch.
+// once per device. Per call: the workspace initialisation (stream-K barriers) and the launch. That host
+// side is the sm120 family's too (cutlass_blockscaled_host.h); this file says which kernel it launches.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -45,16 +46,10 @@
 #include <cutlass/gemm/device/gemm_universal_adapter.h>
 #include <cutlass/gemm/dispatch_policy.hpp>
 #include <cutlass/gemm/kernel/gemm_universal.hpp>
-#include <cutlass/util/packed_stride.hpp>
 
-#include <memory>
 #include <type_traits>
 
-#include "nvfp4_gemm/cutlass_pdl_launch.h"
-#include "nvfp4_gemm/dynamic_smem.h"
-#include "nvfp4_gemm/kernel_entry.h"
-#include "nvfp4_gemm/prepared_launch.h"
-#include "nvfp4_gemm/problem.h"
+#include "nvfp4_gemm/cutlass_blockscaled_host.h"
 
 namespace nvfp4_gemm::sm100 {
 
@@ -83,10 +78,14 @@ struct BlockScaledSchedule {
   }
 };
 
+// The kernel a config names (the host side that launches it: CutlassBlockScaledHost, below).
 template <int TileM, int TileN, int TileK, int ClusterM, int ClusterN, class ElementOut, bool StreamK,
           bool SwapAB, class OperandA, class OperandB, bool PerColumnAlpha>
-struct BlockScaledGemm {
+struct BlockScaledKernel {
+  static constexpr bool kSwapAB = SwapAB;
   static constexpr bool kColumnAlpha = PerColumnAlpha;
+  static constexpr bool kStreamK = StreamK;
+  using ElementD = ElementOut;
   // CUTLASS 4.2: a 1SM MMA tile has M = 128, a 2SM tile (a CTA pair) has M = 256.
   static constexpr bool kTwoSm = TileM == 256;
   static_assert(TileM == 128 || TileM == 256, "sm100 block-scaled MMA tile M is 128 (1SM) or 256 (2SM)");
@@ -150,152 +149,11 @@ struct BlockScaledGemm {
   static_assert(std::is_same_v<ElementScale, typename KernelB::ScaleFactorType>, "one scale type for both operands");
   static constexpr int kValuesPerScale = CollectiveMainloop::SFVecSize;
   static constexpr int kPipelineStages = CollectiveMainloop::DispatchPolicy::Stages;
-
-  // The single place that turns a GemmProblem into kernel arguments. The launch and both test
-  // hooks (scale offsets, host reference) call it, so the tests prove what the device receives.
-  // Host-only callers pass sm_count = 1: it keeps CUTLASS from querying a device (there may be none);
-  // it sizes only the persistent grid and the stream-K work split, never a shape or a stride.
-  static Arguments make_arguments(const GemmProblem& p, int device_id, int sm_count, int split_k) {
-    using StrideA = typename GemmKernel::StrideA;
-    using StrideB = typename GemmKernel::StrideB;
-    using StrideC = typename GemmKernel::StrideC;
-    using StrideD = typename GemmKernel::StrideD;
-    // The kernel's own (M, N) and operands: the user's, or their swap.
-    const int kernel_m = SwapAB ? p.n : p.m;
-    const int kernel_n = SwapAB ? p.m : p.n;
-    const auto problem_mnkl = cute::make_shape(kernel_m, kernel_n, p.k, p.l);
-
-    Arguments args{};
-    args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
-    args.problem_shape = {kernel_m, kernel_n, p.k, p.l};
-    args.mainloop.dA = cutlass::make_cute_packed_stride(StrideA{}, cute::make_shape(kernel_m, p.k, p.l));
-    args.mainloop.dB = cutlass::make_cute_packed_stride(StrideB{}, cute::make_shape(kernel_n, p.k, p.l));
-    args.mainloop.layout_SFA = ScaleConfig::tile_atom_to_shape_SFA(problem_mnkl);
-    args.mainloop.layout_SFB = ScaleConfig::tile_atom_to_shape_SFB(problem_mnkl);
-
-    args.epilogue.ptr_C = nullptr;
-    args.epilogue.dC = cutlass::make_cute_packed_stride(StrideC{}, cute::make_shape(kernel_m, kernel_n, p.l));
-    args.epilogue.dD = cutlass::make_cute_packed_stride(StrideD{}, cute::make_shape(kernel_m, kernel_n, p.l));
-    args.epilogue.thread.alpha = 1.0f;  // used only when alpha_ptr is null
-    args.epilogue.thread.beta = 0.0f;
-    if constexpr (PerColumnAlpha) {
-      // alpha_ptr holds the user's N values, one per output column; batch stride 0: every batch shares them
-      if constexpr (SwapAB) {
-        args.epilogue.thread.dAlpha = {true, cute::_0{}, 0};
-      } else {
-        args.epilogue.thread.dAlpha = {cute::_0{}, true, 0};
-      }
-    }
-    set_addresses(args, p);
-
-    if constexpr (StreamK) {
-      using Decomposition = typename GemmKernel::TileScheduler::Params::DecompositionMode;
-      using Reduction = typename GemmKernel::TileScheduler::Params::ReductionMode;
-      args.scheduler.splits = split_k;
-      args.scheduler.decomposition_mode = split_k > 1 ? Decomposition::SplitK : Decomposition::StreamK;
-      args.scheduler.reduction_mode = Reduction::Deterministic;
-    }
-
-    args.hw_info.device_id = device_id;
-    args.hw_info.sm_count = sm_count;
-    return args;
-  }
-
-  // The addresses in `args`: the user's operands, or their swap. The only part of the arguments a
-  // prepared launch changes per call.
-  static void set_addresses(Arguments& args, const GemmProblem& p) {
-    args.mainloop.ptr_A = static_cast<const ElementDataA*>(SwapAB ? p.b : p.a);
-    args.mainloop.ptr_B = static_cast<const ElementDataB*>(SwapAB ? p.a : p.b);
-    args.mainloop.ptr_SFA = static_cast<const ElementScale*>(SwapAB ? p.b_scale_blocked : p.a_scale_blocked);
-    args.mainloop.ptr_SFB = static_cast<const ElementScale*>(SwapAB ? p.a_scale_blocked : p.b_scale_blocked);
-    args.epilogue.ptr_D = static_cast<ElementOut*>(p.out);
-    args.epilogue.thread.alpha_ptr = p.alpha;
-  }
-
-  // The scale layout the kernel reads the user's a (or b) scales through.
-  template <class Args>
-  static const auto& user_scale_layout(const Args& args, ScaleOperand operand_of_user) {
-    const bool kernel_a = (operand_of_user == ScaleOperand::kA) != SwapAB;
-    if constexpr (std::is_same_v<decltype(args.mainloop.layout_SFA), decltype(args.mainloop.layout_SFB)>) {
-      return kernel_a ? args.mainloop.layout_SFA : args.mainloop.layout_SFB;
-    } else {
-      static_assert(sizeof(Args) == 0, "SFA and SFB layouts differ in type: walk them separately");
-    }
-  }
-
-  static LaunchStatus can_implement(const GemmProblem& p) {
-    Arguments args = make_arguments(p, /*device_id=*/0, /*sm_count=*/1, /*split_k=*/1);
-    if (Gemm::can_implement(args) != cutlass::Status::kSuccess) {
-      return {false, "CUTLASS can_implement rejected the problem (alignment or shape)"};
-    }
-    return {};
-  }
-
-  // Stream-K partials and barriers (zero for data-parallel kernels); sized with the device's SM count.
-  static std::size_t workspace_bytes(const GemmProblem& p, int device_id, int sm_count, int split_k) {
-    return Gemm::get_workspace_size(make_arguments(p, device_id, sm_count, split_k));
-  }
-
-  static std::size_t counters_needed(const GemmProblem&, int /*split_k*/) { return 0; }
-
-  // The shared-memory opt-in of this kernel, per device (nvfp4_gemm/dynamic_smem.h).
-  using Smem = DynamicSmem<cutlass::device_kernel<GemmKernel>>;
-  static constexpr int kDynamicSmemBytes = GemmKernel::SharedStorageSize;
-  static int dynamic_smem_attribute() { return Smem::attribute(); }
-
-  // What a plan fixes: the arguments of its sizes, split and device (addresses patched in when
-  // parameters are built), its workspace size and device. The policy of AddressKeyedLaunch.
-  class Plan {
-   public:
-    using Params = typename GemmKernel::Params;
-
-    Plan(const Arguments& args, std::size_t workspace_bytes, int device_id)
-        : args_(args), workspace_bytes_(workspace_bytes), device_id_(device_id) {}
-
-    std::size_t workspace_bytes() const { return workspace_bytes_; }
-
-    // TMA descriptors for these addresses (cuTensorMapEncodeTiled on the host, no device work).
-    LaunchStatus build_params(const GemmProblem& p, void* workspace, Params* params) {
-      set_addresses(args_, p);
-      *params = GemmKernel::to_underlying_arguments(args_, workspace);
-      return {};
-    }
-
-    // Stream-K: the reduction barriers are zeroed (cudaMemsetAsync on the launch stream).
-    LaunchStatus init_workspace(void* workspace, cudaStream_t stream) const {
-      if (GemmKernel::initialize_workspace(args_, workspace, stream) != cutlass::Status::kSuccess) {
-        return {false, "CUTLASS could not initialise the workspace (stream-K barrier clear)"};
-      }
-      return {};
-    }
-
-    LaunchStatus launch(Params& params, const GemmProblem&, const LaunchContext& ctx) const {
-      return run_with_pdl<Gemm, Smem>(params, device_id_, kDynamicSmemBytes, ctx.stream);
-    }
-
-   private:
-    Arguments args_;
-    std::size_t workspace_bytes_;
-    int device_id_;
-  };
-
-  static std::unique_ptr<PreparedLaunch> prepare(const GemmProblem& shape, const LaunchContext& ctx,
-                                                 LaunchStatus* status) {
-    if (ctx.split_k < 1) {
-      *status = {false, "split_k must be at least 1"};
-      return nullptr;
-    }
-    if (!StreamK && ctx.split_k != 1) {
-      *status = {false, "this data-parallel kernel takes split_k = 1 only"};
-      return nullptr;
-    }
-    const Arguments args = make_arguments(shape, ctx.device_id, ctx.sm_count, ctx.split_k);
-    if (Gemm::can_implement(args) != cutlass::Status::kSuccess) {
-      *status = {false, "CUTLASS can_implement rejected the problem (alignment or shape)"};
-      return nullptr;
-    }
-    return std::make_unique<AddressKeyedLaunch<Plan>>(Plan(args, Gemm::get_workspace_size(args), ctx.device_id));
-  }
 };
+
+template <int TileM, int TileN, int TileK, int ClusterM, int ClusterN, class ElementOut, bool StreamK,
+          bool SwapAB, class OperandA, class OperandB, bool PerColumnAlpha>
+using BlockScaledGemm = CutlassBlockScaledHost<BlockScaledKernel<TileM, TileN, TileK, ClusterM, ClusterN, ElementOut,
+                                                                 StreamK, SwapAB, OperandA, OperandB, PerColumnAlpha>>;
 
 }  // namespace nvfp4_gemm::sm100

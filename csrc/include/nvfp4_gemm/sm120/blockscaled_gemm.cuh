@@ -44,16 +44,10 @@
 #include <cutlass/gemm/device/gemm_universal_adapter.h>
 #include <cutlass/gemm/dispatch_policy.hpp>
 #include <cutlass/gemm/kernel/gemm_universal.hpp>
-#include <cutlass/util/packed_stride.hpp>
 
-#include <memory>
 #include <type_traits>
 
-#include "nvfp4_gemm/cutlass_pdl_launch.h"
-#include "nvfp4_gemm/dynamic_smem.h"
-#include "nvfp4_gemm/kernel_entry.h"
-#include "nvfp4_gemm/prepared_launch.h"
-#include "nvfp4_gemm/problem.h"
+#include "nvfp4_gemm/cutlass_blockscaled_host.h"
 
 namespace nvfp4_gemm::sm120 {
 
@@ -100,9 +94,14 @@ using WithIntScaleAtoms = cutlass::gemm::collective::CollectiveMma<
 // warpgroup owns a tile and the two alternate mainloop and epilogue (no stream-K in CUTLASS 4.2).
 enum class Schedule { kCooperative, kPingpong };
 
+// The kernel a config names; the host side that launches it is the sm100 family's (CutlassBlockScaledHost).
 template <int TileM, int TileN, int TileK, class ElementOut, Schedule Sched, bool StreamK>
-struct BlockScaledGemm {
+struct BlockScaledKernel {
   static_assert(!(StreamK && Sched == Schedule::kPingpong), "CUTLASS 4.2's ping-pong kernel has no stream-K");
+  static constexpr bool kSwapAB = false;       // the collective's scale atom makes 128 the narrowest tile N (above)
+  static constexpr bool kColumnAlpha = false;  // one alpha per call: no per-column epilogue in this family
+  static constexpr bool kStreamK = StreamK;
+  using ElementD = ElementOut;
 
   using ElementAB = cutlass::nv_float4_t<cutlass::float_e2m1_t>;
   using ElementAccumulator = float;
@@ -147,150 +146,19 @@ struct BlockScaledGemm {
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
   using Arguments = typename Gemm::Arguments;
   using ScaleConfig = typename CollectiveMainloop::Sm1xxBlkScaledConfig;
-  using ElementData = typename ElementAB::DataType;
   using ElementScale = typename ElementAB::ScaleFactorType;
-  // What the shared host-proof hooks (sm100/host_proof.hpp) read of every block-scaled launcher: each
-  // operand's data type (NVFP4 here for both), the values per scale, and whether the epilogue takes one
-  // alpha per output column (not in this family).
-  using ElementDataA = ElementData;
-  using ElementDataB = ElementData;
+  // What the shared host side and host-proof hooks read of every block-scaled kernel: each operand's data type
+  // (NVFP4 here for both) and the values per scale.
+  using ElementDataA = typename ElementAB::DataType;
+  using ElementDataB = typename ElementAB::DataType;
   static constexpr int kValuesPerScale = ScaleConfig::SFVecSize;
-  static constexpr bool kColumnAlpha = false;
   static constexpr int kPipelineStages = CollectiveMainloop::DispatchPolicy::Stages;
   static constexpr int kSharedMemoryBytes = GemmKernel::SharedStorageSize;
   static_assert(kSharedMemoryBytes <= cutlass::arch::sm120_smem_capacity_bytes,
                 "the tile's pipeline and epilogue do not fit in the sm_120 family's 99 KB of shared memory");
-
-  // The single place that turns a GemmProblem into kernel arguments; the launch and both host
-  // proofs (scale offsets, host reference) call it. Host-only callers pass sm_count = 1: it sizes
-  // only the persistent grid and the stream-K split, never a shape or a stride.
-  static Arguments make_arguments(const GemmProblem& p, int device_id, int sm_count, int split_k) {
-    using StrideA = typename GemmKernel::StrideA;
-    using StrideB = typename GemmKernel::StrideB;
-    using StrideC = typename GemmKernel::StrideC;
-    using StrideD = typename GemmKernel::StrideD;
-    const auto problem_mnkl = cute::make_shape(p.m, p.n, p.k, p.l);
-
-    Arguments args{};
-    args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
-    args.problem_shape = {p.m, p.n, p.k, p.l};
-    args.mainloop.dA = cutlass::make_cute_packed_stride(StrideA{}, cute::make_shape(p.m, p.k, p.l));
-    args.mainloop.dB = cutlass::make_cute_packed_stride(StrideB{}, cute::make_shape(p.n, p.k, p.l));
-    args.mainloop.layout_SFA = ScaleConfig::tile_atom_to_shape_SFA(problem_mnkl);
-    args.mainloop.layout_SFB = ScaleConfig::tile_atom_to_shape_SFB(problem_mnkl);
-
-    args.epilogue.ptr_C = nullptr;
-    args.epilogue.dC = cutlass::make_cute_packed_stride(StrideC{}, cute::make_shape(p.m, p.n, p.l));
-    args.epilogue.dD = cutlass::make_cute_packed_stride(StrideD{}, cute::make_shape(p.m, p.n, p.l));
-    args.epilogue.thread.alpha = 1.0f;  // used only when alpha_ptr is null
-    args.epilogue.thread.beta = 0.0f;
-    set_addresses(args, p);
-
-    if constexpr (StreamK) {
-      using Decomposition = typename GemmKernel::TileScheduler::Params::DecompositionMode;
-      using Reduction = typename GemmKernel::TileScheduler::Params::ReductionMode;
-      args.scheduler.splits = split_k;
-      args.scheduler.decomposition_mode = split_k > 1 ? Decomposition::SplitK : Decomposition::StreamK;
-      args.scheduler.reduction_mode = Reduction::Deterministic;
-    }
-
-    args.hw_info.device_id = device_id;
-    args.hw_info.sm_count = sm_count;
-    return args;
-  }
-
-  // The addresses in `args`: the only part a prepared launch changes per call.
-  static void set_addresses(Arguments& args, const GemmProblem& p) {
-    args.mainloop.ptr_A = static_cast<const ElementData*>(p.a);
-    args.mainloop.ptr_B = static_cast<const ElementData*>(p.b);
-    args.mainloop.ptr_SFA = static_cast<const ElementScale*>(p.a_scale_blocked);
-    args.mainloop.ptr_SFB = static_cast<const ElementScale*>(p.b_scale_blocked);
-    args.epilogue.ptr_D = static_cast<ElementOut*>(p.out);
-    args.epilogue.thread.alpha_ptr = p.alpha;
-  }
-
-  // The scale layout the kernel reads the user's a (or b) scales through (the host proofs' hook).
-  template <class Args>
-  static const auto& user_scale_layout(const Args& args, ScaleOperand operand_of_user) {
-    const bool kernel_a = operand_of_user == ScaleOperand::kA;
-    if constexpr (std::is_same_v<decltype(args.mainloop.layout_SFA), decltype(args.mainloop.layout_SFB)>) {
-      return kernel_a ? args.mainloop.layout_SFA : args.mainloop.layout_SFB;
-    } else {
-      static_assert(sizeof(Args) == 0, "SFA and SFB layouts differ in type: walk them separately");
-    }
-  }
-
-  static LaunchStatus can_implement(const GemmProblem& p) {
-    Arguments args = make_arguments(p, /*device_id=*/0, /*sm_count=*/1, /*split_k=*/1);
-    if (Gemm::can_implement(args) != cutlass::Status::kSuccess) {
-      return {false, "CUTLASS can_implement rejected the problem (alignment or shape)"};
-    }
-    return {};
-  }
-
-  // Stream-K partials and barriers (zero for data-parallel kernels); sized with the device's SM count.
-  static std::size_t workspace_bytes(const GemmProblem& p, int device_id, int sm_count, int split_k) {
-    return Gemm::get_workspace_size(make_arguments(p, device_id, sm_count, split_k));
-  }
-
-  static std::size_t counters_needed(const GemmProblem&, int /*split_k*/) { return 0; }
-
-  // The shared-memory opt-in of this kernel, per device (nvfp4_gemm/dynamic_smem.h).
-  using Smem = DynamicSmem<cutlass::device_kernel<GemmKernel>>;
-  static constexpr int kDynamicSmemBytes = kSharedMemoryBytes;
-  static int dynamic_smem_attribute() { return Smem::attribute(); }
-
-  // What a plan fixes (the AddressKeyedLaunch policy, see prepared_launch.h).
-  class Plan {
-   public:
-    using Params = typename GemmKernel::Params;
-
-    Plan(const Arguments& args, std::size_t workspace_bytes, int device_id)
-        : args_(args), workspace_bytes_(workspace_bytes), device_id_(device_id) {}
-
-    std::size_t workspace_bytes() const { return workspace_bytes_; }
-
-    // TMA descriptors for these addresses (encoded on the host, no device work).
-    LaunchStatus build_params(const GemmProblem& p, void* workspace, Params* params) {
-      set_addresses(args_, p);
-      *params = GemmKernel::to_underlying_arguments(args_, workspace);
-      return {};
-    }
-
-    LaunchStatus init_workspace(void* workspace, cudaStream_t stream) const {
-      if (GemmKernel::initialize_workspace(args_, workspace, stream) != cutlass::Status::kSuccess) {
-        return {false, "CUTLASS could not initialise the workspace (stream-K barrier clear)"};
-      }
-      return {};
-    }
-
-    LaunchStatus launch(Params& params, const GemmProblem&, const LaunchContext& ctx) const {
-      return run_with_pdl<Gemm, Smem>(params, device_id_, kDynamicSmemBytes, ctx.stream);
-    }
-
-   private:
-    Arguments args_;
-    std::size_t workspace_bytes_;
-    int device_id_;
-  };
-
-  static std::unique_ptr<PreparedLaunch> prepare(const GemmProblem& shape, const LaunchContext& ctx,
-                                                 LaunchStatus* status) {
-    if (ctx.split_k < 1) {
-      *status = {false, "split_k must be at least 1"};
-      return nullptr;
-    }
-    if (!StreamK && ctx.split_k != 1) {
-      *status = {false, "this data-parallel kernel takes split_k = 1 only"};
-      return nullptr;
-    }
-    const Arguments args = make_arguments(shape, ctx.device_id, ctx.sm_count, ctx.split_k);
-    if (Gemm::can_implement(args) != cutlass::Status::kSuccess) {
-      *status = {false, "CUTLASS can_implement rejected the problem (alignment or shape)"};
-      return nullptr;
-    }
-    return std::make_unique<AddressKeyedLaunch<Plan>>(Plan(args, Gemm::get_workspace_size(args), ctx.device_id));
-  }
 };
+
+template <int TileM, int TileN, int TileK, class ElementOut, Schedule Sched, bool StreamK>
+using BlockScaledGemm = CutlassBlockScaledHost<BlockScaledKernel<TileM, TileN, TileK, ElementOut, Sched, StreamK>>;
 
 }  // namespace nvfp4_gemm::sm120
