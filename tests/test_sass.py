@@ -36,12 +36,10 @@ def cuobjdump() -> str:
     return found
 
 
-@pytest.fixture(scope="module")
-def sass_by_function():
-    text = subprocess.run([cuobjdump(), "--dump-sass", _C.__file__], check=True, capture_output=True, text=True).stdout
-    functions = {}
-    arch = None
-    current = None
+def sass_functions(library) -> dict:
+    """{(arch, function): SASS text} of every kernel in a library (test_sm120_sass.py reads its proof libraries)."""
+    text = subprocess.run([cuobjdump(), "--dump-sass", str(library)], check=True, capture_output=True, text=True).stdout
+    functions, arch, current = {}, None, None
     for line in text.splitlines():
         arch_match = re.match(r"\s*arch = (sm_\w+)", line)
         if arch_match:
@@ -53,6 +51,11 @@ def sass_by_function():
         elif current is not None:
             functions[current].append(line)
     return {key: "\n".join(lines) for key, lines in functions.items()}
+
+
+@pytest.fixture(scope="module")
+def sass_by_function():
+    return sass_functions(_C.__file__)
 
 
 def test_every_compiled_architecture_has_gemm_kernels(sass_by_function):

@@ -7,35 +7,17 @@ one no .SF. cuobjdump comes from the test extras (nvidia-cuda-cuobjdump); its ab
 """
 
 import re
-import subprocess
 
 import pytest
 
 from nvfp4_gemm import sm120_rules
 
 from sm120_proof_build import build, gemm_instructions, kernel_cubin
-from test_sass import cuobjdump
+from test_sass import sass_functions
 
 ROWS = sm120_rules.load_configs()
 
 NVFP4_MMA = re.compile(r"\bOMMA\.SF\.16864\.F32\.E2M1\.E2M1\.UE4M3\.4X\b")
-
-
-def sass_functions(library) -> dict:
-    """{(arch, function): SASS text} of every kernel in a library."""
-    text = subprocess.run([cuobjdump(), "--dump-sass", str(library)], check=True, capture_output=True, text=True).stdout
-    functions, arch, current = {}, None, None
-    for line in text.splitlines():
-        arch_match = re.match(r"\s*arch = (sm_\w+)", line)
-        if arch_match:
-            arch = arch_match.group(1)
-        func_match = re.match(r"\s*Function : (\S+)", line)
-        if func_match:
-            current = (arch, func_match.group(1))
-            functions[current] = []
-        elif current is not None:
-            functions[current].append(line)
-    return {key: "\n".join(lines) for key, lines in functions.items()}
 
 
 def instructions(body: str) -> list[str]:
