@@ -9,12 +9,11 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90a benchmarks/probes/walk_line_probe.cu -o /tmp/walk_line_probe
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <vector>
 
-__device__ __forceinline__ unsigned fold(uint4 v) { return v.x ^ (v.y * 3) ^ (v.z * 5) ^ (v.w * 7); }
+#include "weight_stream.cuh"  // fold, time_us_after
+
 
 // The two 16-byte vectors a thread reads for block b (of 32 bytes): its own block's halves, or (lines) vector
 // lane and 32 + lane of its warp's 32 blocks.
@@ -89,27 +88,18 @@ int main() {
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   const unsigned blocks = static_cast<unsigned>(x_bytes / 32);  // a multiple of 32: whole warps' lines
   const int smem = 113 * 1024;
+  // 50 timed calls after 10, each after a dirty flush (memset, as nvfp4_gemm.tools.timing) or a clean one (a read)
   auto time = [&](auto f, bool dirty) {
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    std::vector<float> ts;
-    for (int i = 0; i < 60; ++i) {
-      if (dirty) {
-        cudaMemsetAsync(flush, 0, flush_bytes);
-      } else {
-        read_all<<<sms * 8, 256>>>(reinterpret_cast<const uint4*>(flush), flush_bytes / 16, sink);
-      }
-      cudaEventRecord(e0);
-      f();
-      cudaEventRecord(e1);
-      cudaEventSynchronize(e1);
-      float ms;
-      cudaEventElapsedTime(&ms, e0, e1);
-      if (i >= 10) ts.push_back(ms * 1000);
-    }
-    std::sort(ts.begin(), ts.end());
-    return ts[ts.size() / 2];
+    return time_us_after(
+        f,
+        [&](int) {
+          if (dirty) {
+            cudaMemsetAsync(flush, 0, flush_bytes);
+          } else {
+            read_all<<<sms * 8, 256>>>(reinterpret_cast<const uint4*>(flush), flush_bytes / 16, sink);
+          }
+        },
+        50, 10);
   };
   unsigned target = 0;
   // plain launches, or cooperative with the grid barrier (as the resident kernel); dyn: shared memory per CTA

@@ -1,6 +1,6 @@
 // Shared by the weight-stream probes (weight_access_probe.cu, weight_tma_probe.cu): loads folded into a
 // value the compiler cannot drop, the direct kernel's register-load access, a plain streaming read and the
-// event timer (L2 flushed by a 256 MB memset before every timed launch, median after 5 warm-ups).
+// event timers (time_us: L2 flushed by a 256 MB memset before every timed launch, median after 5 warm-ups).
 #pragma once
 
 #include <cstdint>
@@ -47,24 +47,31 @@ __global__ void stream_read(const uint4* b, long long n16, unsigned* sink) {
   if (acc == 0x12345678u) *sink = acc;
 }
 
-template <class F>
-float time_us(F f, uint8_t* flush, size_t flush_bytes) {
+// Median of `iters` event-timed calls of f after `warmups` more, each after flush(i) (the L2 flush of the caller's
+// choice, enqueued before the start event)
+template <class F, class Flush>
+float time_us_after(F f, Flush flush, int iters = 20, int warmups = 5) {
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
   std::vector<float> ts;
-  for (int i = 0; i < 25; ++i) {
-    cudaMemsetAsync(flush, i, flush_bytes);
+  for (int i = 0; i < iters + warmups; ++i) {
+    flush(i);
     cudaEventRecord(e0);
     f();
     cudaEventRecord(e1);
     cudaEventSynchronize(e1);
     float ms;
     cudaEventElapsedTime(&ms, e0, e1);
-    if (i >= 5) ts.push_back(ms * 1000);
+    if (i >= warmups) ts.push_back(ms * 1000);
   }
   std::sort(ts.begin(), ts.end());
   return ts[ts.size() / 2];
+}
+// the weight probes' timer: a 256 MB memset flush, median of 20 after 5 warm-ups
+template <class F>
+float time_us(F f, uint8_t* flush, size_t flush_bytes) {
+  return time_us_after(f, [&](int i) { cudaMemsetAsync(flush, i, flush_bytes); });
 }
 
 // The probes' buffers: the largest layer's weights (28672 x 8192 FP4 bytes), the L2 flush, the loads' sink.
