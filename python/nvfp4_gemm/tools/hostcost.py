@@ -93,7 +93,8 @@ def eager_calls(*, calls: int = 200, bursts: int = 9) -> list[HostCost]:
 
 
 def _layer_calls(m: int, n: int, k: int, weight_only: bool) -> list:
-    """The quantize op and the layers' forwards (what a quantized model calls per layer), on bf16 x."""
+    """The quantize op and the layers' forwards (what a quantized model calls per layer), on bf16 x, beside the
+    bf16 `nn.Linear` they replace."""
     from ..nn import NVFP4Linear
     from ..quantization import quantize as quantize_api
 
@@ -102,6 +103,7 @@ def _layer_calls(m: int, n: int, k: int, weight_only: bool) -> list:
     w4a4 = NVFP4Linear.from_linear(linear, activations="nvfp4")
     quantize = torch.ops.nvfp4.quantize
     entries = [
+        ("nn.Linear forward (bf16)", lambda: linear(x), "the layer NVFP4Linear replaces (cuBLAS)"),
         ("torch.ops.nvfp4.quantize(x)", lambda: quantize(x), "dynamic global scale"),
         ("nvfp4_gemm.quantize(x)", lambda: quantize_api(x), "the API over the op: Quantized"),
         ("NVFP4Linear W4A4 forward", lambda: w4a4(x), "quantize + gemm ops"),
