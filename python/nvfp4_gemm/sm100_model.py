@@ -19,8 +19,9 @@ compare with `python -m nvfp4_gemm tune`, whose table then overrides the model.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
-from typing import Optional
+from typing import Callable, Optional
 
 from ._checks import MAX_GRID_YZ
 from .configs import SM100_TILE_K, Config
@@ -179,6 +180,112 @@ def dram_operand_bytes(a_bytes: float, b_bytes: float, rows_a: int, rows_b: int,
     return a_bytes + b_bytes * -(-rows_a // tile_m)
 
 
+# What the sm100 and sm120 models share (sm120_model.py is this model with that family's facts): how the
+# tiles and K loop spread over the workers, the time's terms after the K loop, ranking, and the explanations.
+
+
+@dataclass(frozen=True)
+class WorkSplit:
+    """A GEMM's output tiles and K loop spread over the workers (a CTA, or a 2SM tile's CTA pair, per SM)."""
+
+    waves: int  # rounds of tiles per worker
+    iterations: int  # K tiles of the busiest worker
+    pieces: int  # pieces each split tile is cut into
+    split_tiles: int  # tiles cut into pieces (their partials written and reduced)
+    work: str  # the split in words, for explanations
+
+
+def split_work(
+    scheduler: str, split_k: int, tiles: int, k_tiles: int, workers: int, worker_noun: str = "workers"
+) -> WorkSplit:
+    """How CUTLASS's scheduler spreads `tiles` output tiles of `k_tiles` K tiles over `workers` (called
+    `worker_noun` in the words)."""
+    if scheduler == "stream_k" and split_k == 1:
+        full_waves, leftover = divmod(tiles, workers)
+        if leftover == 0:
+            return WorkSplit(full_waves, full_waves * k_tiles, 1, 0, f"{tiles} tiles in {full_waves} full waves")
+        # CUTLASS runs whole waves data-parallel and spreads the last partial wave's K loop over every
+        # worker (stream-K), so its tiles are cut into about workers / leftover pieces.
+        share = -(-leftover * k_tiles // workers)
+        return WorkSplit(
+            full_waves + 1, full_waves * k_tiles + share, min(k_tiles, -(-workers // leftover)), leftover,
+            f"{tiles} tiles, last {leftover} stream-K over {workers} {worker_noun} ({share} K tiles each)",
+        )
+    split = min(split_k, k_tiles)
+    units = tiles * split
+    waves = -(-units // workers)
+    return WorkSplit(
+        waves, waves * -(-k_tiles // split), split, tiles if split > 1 else 0,
+        f"{tiles} tiles x {split} splits = {units} units in {waves} wave(s) of {workers}",
+    )
+
+
+def finish(
+    machine, scheduler: str, split: WorkSplit, k_loop: float, operand_bytes: float, tile_m: int, tile_n: int,
+    out_element_bytes: int, out_elements: int, unit_bytes_per_us: float, epilogues: int, stages: int,
+) -> tuple[float, dict]:
+    """The predicted time and its terms, given the K loop's time and the unique operand bytes: the DRAM
+    floor (operands, output, partials written and read), the deterministic reduction (the tile's last
+    piece waits for, reads and adds every earlier partial at the unit's stream rate, plus one latency for
+    the barrier), `epilogues` epilogues, the launch (and stream-K's workspace clear) and the fill."""
+    partial_bytes = split.split_tiles * (split.pieces - 1) * tile_m * tile_n * _PARTIAL_BYTES * 2
+    dram_floor = (operand_bytes + out_elements * out_element_bytes + partial_bytes) / machine.dram_bytes_per_us
+    reduction = 0.0
+    if split.pieces > 1:
+        reduction = machine.latency_us + (split.pieces - 1) * tile_m * tile_n * _PARTIAL_BYTES / unit_bytes_per_us
+    epilogue = (machine.latency_us / 2 + tile_m * tile_n * out_element_bytes / unit_bytes_per_us) * epilogues
+    launch = machine.launch_us + (machine.workspace_clear_us if scheduler == "stream_k" else 0.0)
+    fill = machine.latency_us
+    total = launch + fill + max(k_loop, dram_floor) + reduction + epilogue
+    terms = {
+        "launch": launch, "fill": fill, "k_loop": k_loop, "dram_floor": dram_floor,
+        "reduction": reduction, "epilogue": epilogue, "stages": stages, "work": split.work,
+    }
+    return total, terms
+
+
+def best_per_config(configs: tuple[Config, ...], options: Callable[[Config], list[Prediction]]) -> list[Prediction]:
+    """Each config's fastest prediction among `options(config)` (its split counts), fastest first; ties keep
+    table order."""
+    best = [(min(options(config), key=lambda p: p.us), order) for order, config in enumerate(configs)]
+    best.sort(key=lambda item: (round(item[0].us, 6), item[1]))
+    return [prediction for prediction, _ in best]
+
+
+def explain_pick(ranking: list[Prediction], model: str) -> tuple[Config, str]:
+    """The fastest config of `ranking` and why (`model` names the model in the sentence); a runner-up that
+    does not fit the machine (predicted infinitely slow) goes unmentioned."""
+    best = ranking[0]
+    why = f"{model} predicts {best.describe()}"
+    if len(ranking) > 1 and not math.isinf(ranking[1].us):
+        why += f"; runner-up {ranking[1].config.name} split_k={ranking[1].split_k} {ranking[1].us:.2f} us"
+    return best.config, why
+
+
+def report_tables(
+    configs: tuple[Config, ...], weights: tuple[tuple[int, int], ...], ranked: Callable[[int, int, int], list],
+    heading: str,
+) -> str:
+    """Markdown tables of predicted times (us, best split count) per config and REPORT_MS shape, fp16 out:
+    `ranked(m, n, k)` ranks the configs; `heading` goes after "N = .., K = .. (" in each table's title."""
+    lines = []
+    for n, k in weights:
+        lines.append(f"N = {n}, K = {k} ({heading}; `sN` = split_k N; **bold** = the resolver's choice)")
+        lines.append("")
+        lines.append("| config | " + " | ".join(f"M = {m}" for m in REPORT_MS) + " |")
+        lines.append("| --- |" + " --- |" * len(REPORT_MS))
+        ranking = {m: ranked(m, n, k) for m in REPORT_MS}
+        for config in configs:
+            cells = []
+            for m in REPORT_MS:
+                p = next(p for p in ranking[m] if p.config == config)
+                cell = f"{p.us:.1f}" + (f" s{p.split_k}" if config.takes_split_k else "")
+                cells.append(f"**{cell}**" if p is ranking[m][0] else cell)
+            lines.append(f"| {config.name} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def predict(
     config: Config,
     m: int,
@@ -200,28 +307,7 @@ def predict(
     tiles = -(-kernel_m // tile_m) * -(-kernel_n // tile_n) * l
     k_tiles = -(-k // SM100_TILE_K)
 
-    # K-tile iterations of the busiest worker, how many tiles are split and into how many pieces.
-    if config.scheduler == "stream_k" and split_k == 1:
-        full_waves, leftover = divmod(tiles, workers)
-        if leftover == 0:
-            iterations, pieces, split_tiles = full_waves * k_tiles, 1, 0
-            work = f"{tiles} tiles in {full_waves} full waves"
-        else:
-            # CUTLASS runs whole waves data-parallel and spreads the last partial wave's K loop over
-            # every worker (stream-K), so its tiles are cut into about workers / leftover pieces.
-            share = -(-leftover * k_tiles // workers)
-            iterations = full_waves * k_tiles + share
-            pieces = min(k_tiles, -(-workers // leftover))
-            split_tiles = leftover
-            work = f"{tiles} tiles, last {leftover} stream-K over {workers} workers ({share} K tiles each)"
-    else:
-        split = min(split_k, k_tiles)
-        units = tiles * split
-        waves = -(-units // workers)
-        iterations = waves * -(-k_tiles // split)
-        pieces = split
-        split_tiles = tiles if split > 1 else 0
-        work = f"{tiles} tiles x {split} splits = {units} units in {waves} wave(s) of {workers}"
+    split = split_work(config.scheduler, split_k, tiles, k_tiles, workers)
 
     # Little's law: `stages` K tiles in flight per CTA, each arriving one latency after its request;
     # the tensor cores bound it too (a 2SM unit has two SMs' tensor cores).
@@ -231,31 +317,17 @@ def predict(
         machine.latency_us / stages,
         flops_per_k_tile / (mma_rate * sms_per_unit),
     )
-    k_loop = iterations * per_k_tile
+    k_loop = split.iterations * per_k_tile
 
     bytes_a, bytes_b = _operand_bytes(config)
     operand_bytes = dram_operand_bytes(
         kernel_m * bytes_a * k * l, kernel_n * bytes_b * k * l, kernel_m, kernel_n, tile_m, tile_n, machine.l2_bytes
     )
-    out_bytes = m * n * l * _out_dtype(out_dtype).bytes
-    partial_bytes = split_tiles * (pieces - 1) * tile_m * tile_n * _PARTIAL_BYTES * 2
-    dram_floor = (operand_bytes + out_bytes + partial_bytes) / machine.dram_bytes_per_us
-
-    # Deterministic reduction: the tile's last piece waits for, reads and adds every earlier partial
-    # (its bytes at the unit's stream rate, plus one latency for the barrier).
     unit_bytes_per_us = stages * (tile_m * bytes_a + tile_n * bytes_b) * SM100_TILE_K / machine.latency_us
-    reduction = 0.0
-    if pieces > 1:
-        reduction = machine.latency_us + (pieces - 1) * tile_m * tile_n * _PARTIAL_BYTES / unit_bytes_per_us
-    epilogue = machine.latency_us / 2 + tile_m * tile_n * _out_dtype(out_dtype).bytes / unit_bytes_per_us
-
-    launch = machine.launch_us + (machine.workspace_clear_us if config.scheduler == "stream_k" else 0.0)
-    fill = machine.latency_us
-    total = launch + fill + max(k_loop, dram_floor) + reduction + epilogue
-    terms = {
-        "launch": launch, "fill": fill, "k_loop": k_loop, "dram_floor": dram_floor,
-        "reduction": reduction, "epilogue": epilogue, "stages": stages, "work": work,
-    }
+    total, terms = finish(
+        machine, config.scheduler, split, k_loop, operand_bytes, tile_m, tile_n, _out_dtype(out_dtype).bytes,
+        m * n * l, unit_bytes_per_us, 1, stages,
+    )
     return Prediction(config=config, split_k=split_k if config.takes_split_k else 1, us=total, terms=terms)
 
 
@@ -263,13 +335,10 @@ def rank(
     configs: tuple[Config, ...], m: int, n: int, k: int, l: int, out_dtype: str, machine: Sm100Machine = B200
 ) -> list[Prediction]:
     """Best prediction per config (over its split counts), fastest first; ties keep table order."""
-    best = []
-    for order, config in enumerate(configs):
+    def options(config: Config) -> list[Prediction]:
         stages = pipeline_stages(config, out_dtype, machine)
-        options = [predict(config, m, n, k, l, out_dtype, s, machine, stages) for s in config.split_options(k)]
-        best.append((min(options, key=lambda p: p.us), order))
-    best.sort(key=lambda item: (round(item[0].us, 6), item[1]))
-    return [prediction for prediction, _ in best]
+        return [predict(config, m, n, k, l, out_dtype, s, machine, stages) for s in config.split_options(k)]
+    return best_per_config(configs, options)
 
 
 def for_device(sm_count: int) -> Sm100Machine:
@@ -314,12 +383,7 @@ def pick(configs: tuple[Config, ...], m: int, n: int, k: int, l: int, out_dtype:
     """The family's selection model (families.py): every config predicted at its best split count; the
     fastest wins, table order breaks ties."""
     machine = for_device(sm_count)
-    ranking = rank(configs, m, n, k, l, out_dtype, machine)
-    best = ranking[0]
-    why = f"B200 model ({machine.sm_count} SMs) predicts {best.describe()}"
-    if len(ranking) > 1:
-        why += f"; runner-up {ranking[1].config.name} split_k={ranking[1].split_k} {ranking[1].us:.2f} us"
-    return best.config, why
+    return explain_pick(rank(configs, m, n, k, l, out_dtype, machine), f"B200 model ({machine.sm_count} SMs)")
 
 
 def split_for(config: Config, m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int) -> tuple[int, str]:
@@ -334,19 +398,4 @@ REPORT_MS = (1, 16, 64, 128, 256)
 
 def report(configs: tuple[Config, ...], weights: tuple[tuple[int, int], ...], machine: Sm100Machine = B200) -> str:
     """Markdown tables of predicted times (us, best split count) per config and shape, fp16 out."""
-    lines = []
-    for n, k in weights:
-        lines.append(f"N = {n}, K = {k} (predicted us; `sN` = split_k N; **bold** = the resolver's choice)")
-        lines.append("")
-        lines.append("| config | " + " | ".join(f"M = {m}" for m in REPORT_MS) + " |")
-        lines.append("| --- |" + " --- |" * len(REPORT_MS))
-        ranked = {m: rank(configs, m, n, k, 1, "float16", machine) for m in REPORT_MS}
-        for config in configs:
-            cells = []
-            for m in REPORT_MS:
-                p = next(p for p in ranked[m] if p.config == config)
-                cell = f"{p.us:.1f}" + (f" s{p.split_k}" if config.takes_split_k else "")
-                cells.append(f"**{cell}**" if p is ranked[m][0] else cell)
-            lines.append(f"| {config.name} | " + " | ".join(cells) + " |")
-        lines.append("")
-    return "\n".join(lines)
+    return report_tables(configs, weights, lambda m, n, k: rank(configs, m, n, k, 1, "float16", machine), "predicted us")

@@ -37,7 +37,6 @@ __all__ = ["RTX_5090", "Sm120Machine", "for_device", "grid_y_rows", "launch_grid
            "report", "split_for", "stages_on"]
 
 _OPERAND_BYTES_PER_ELEMENT = 0.5 + 1 / NVFP4.values_per_scale  # a 4-bit value plus a 1-byte scale per block
-_PARTIAL_BYTES = 4  # stream-K / split-K partials are FP32 accumulators
 
 
 @dataclass(frozen=True)
@@ -91,50 +90,20 @@ def predict(
     tiles = -(-m // tile_m) * -(-n // tile_n) * l
     k_tiles = -(-k // tile_k)
 
-    if config.scheduler == "stream_k" and split_k == 1:
-        full_waves, leftover = divmod(tiles, workers)
-        if leftover == 0:
-            waves, iterations, pieces, split_tiles = full_waves, full_waves * k_tiles, 1, 0
-            work = f"{tiles} tiles in {full_waves} full waves"
-        else:
-            # whole waves data-parallel, the last partial wave's K loop spread over every SM
-            share = -(-leftover * k_tiles // workers)
-            waves, iterations = full_waves + 1, full_waves * k_tiles + share
-            pieces, split_tiles = min(k_tiles, -(-workers // leftover)), leftover
-            work = f"{tiles} tiles, last {leftover} stream-K over {workers} SMs ({share} K tiles each)"
-    else:
-        split = min(split_k, k_tiles)
-        units = tiles * split
-        waves = -(-units // workers)
-        iterations = waves * -(-k_tiles // split)
-        pieces, split_tiles = split, (tiles if split > 1 else 0)
-        work = f"{tiles} tiles x {split} splits = {units} units in {waves} wave(s) of {workers}"
+    split = sm100_model.split_work(config.scheduler, split_k, tiles, k_tiles, workers, "SMs")
 
     per_k_tile = max(machine.latency_us / stages, 2.0 * tile_m * tile_n * tile_k / machine.fp4_flops_per_us_per_sm)
-    k_loop = iterations * per_k_tile
+    k_loop = split.iterations * per_k_tile
 
     operand_bytes = sm100_model.dram_operand_bytes(
         m * _OPERAND_BYTES_PER_ELEMENT * k * l, n * _OPERAND_BYTES_PER_ELEMENT * k * l, m, n, tile_m, tile_n,
         machine.l2_bytes,
     )
-    out_bytes = m * n * l * _out_dtype(out_dtype).bytes
-    partial_bytes = split_tiles * (pieces - 1) * tile_m * tile_n * _PARTIAL_BYTES * 2
-    dram_floor = (operand_bytes + out_bytes + partial_bytes) / machine.dram_bytes_per_us
-
     unit_bytes_per_us = stages * (tile_m + tile_n) * tile_k * _OPERAND_BYTES_PER_ELEMENT / machine.latency_us
-    reduction = 0.0
-    if pieces > 1:
-        reduction = machine.latency_us + (pieces - 1) * tile_m * tile_n * _PARTIAL_BYTES / unit_bytes_per_us
-    one_epilogue = machine.latency_us / 2 + tile_m * tile_n * _out_dtype(out_dtype).bytes / unit_bytes_per_us
-    epilogue = one_epilogue * (1 if config.schedule == "pingpong" else waves)
-
-    launch = machine.launch_us + (machine.workspace_clear_us if config.scheduler == "stream_k" else 0.0)
-    fill = machine.latency_us
-    total = launch + fill + max(k_loop, dram_floor) + reduction + epilogue
-    terms = {
-        "launch": launch, "fill": fill, "k_loop": k_loop, "dram_floor": dram_floor,
-        "reduction": reduction, "epilogue": epilogue, "stages": stages, "work": work,
-    }
+    total, terms = sm100_model.finish(
+        machine, config.scheduler, split, k_loop, operand_bytes, tile_m, tile_n, _out_dtype(out_dtype).bytes,
+        m * n * l, unit_bytes_per_us, 1 if config.schedule == "pingpong" else split.waves, stages,
+    )
     return Prediction(config=config, split_k=split_k, us=total, terms=terms)
 
 
@@ -142,12 +111,9 @@ def rank(
     configs: tuple, m: int, n: int, k: int, l: int, out_dtype: str, machine: Sm120Machine = RTX_5090
 ) -> list:
     """Best prediction per config (over its split counts), fastest first; ties keep table order."""
-    best = []
-    for order, config in enumerate(configs):
-        options = [predict(config, m, n, k, l, out_dtype, s, machine) for s in config.split_options(k)]
-        best.append((min(options, key=lambda p: p.us), order))
-    best.sort(key=lambda item: (round(item[0].us, 6), item[1]))
-    return [prediction for prediction, _ in best]
+    return sm100_model.best_per_config(
+        configs, lambda config: [predict(config, m, n, k, l, out_dtype, s, machine) for s in config.split_options(k)]
+    )
 
 
 # The launch geometry is the sm100 family's: CUTLASS 4.2's Sm120 kernels take the same tile schedulers
@@ -161,13 +127,9 @@ def pick(configs: tuple, m: int, n: int, k: int, l: int, out_dtype: str, sm_coun
     that fits wins, table order breaks ties."""
     machine = for_device(sm_count)
     ranking = rank(configs, m, n, k, l, out_dtype, machine)
-    best = ranking[0]
-    if math.isinf(best.us):
+    if math.isinf(ranking[0].us):
         raise ValueError(f"no sm120 config fits in {machine.smem_bytes} bytes of shared memory")
-    why = f"RTX 5090 model ({machine.sm_count} SMs, secondary-source constants) predicts {best.describe()}"
-    if len(ranking) > 1 and not math.isinf(ranking[1].us):
-        why += f"; runner-up {ranking[1].config.name} split_k={ranking[1].split_k} {ranking[1].us:.2f} us"
-    return best.config, why
+    return sm100_model.explain_pick(ranking, f"RTX 5090 model ({machine.sm_count} SMs, secondary-source constants)")
 
 
 def split_for(config: Config, m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int) -> tuple:
@@ -178,20 +140,7 @@ def split_for(config: Config, m: int, n: int, k: int, l: int, out_dtype: str, sm
 
 def report(configs: tuple, weights: tuple, machine: Sm120Machine = RTX_5090) -> str:
     """Markdown tables of predicted times (us, best split count) per config and shape, fp16 out."""
-    lines = []
-    for n, k in weights:
-        lines.append(f"N = {n}, K = {k} (RTX 5090 model, {machine.sm_count} SMs; predicted us; `sN` = split_k N; "
-                     "**bold** = the resolver's choice)")
-        lines.append("")
-        lines.append("| config | " + " | ".join(f"M = {m}" for m in sm100_model.REPORT_MS) + " |")
-        lines.append("| --- |" + " --- |" * len(sm100_model.REPORT_MS))
-        ranked = {m: rank(configs, m, n, k, 1, "float16", machine) for m in sm100_model.REPORT_MS}
-        for config in configs:
-            cells = []
-            for m in sm100_model.REPORT_MS:
-                p = next(p for p in ranked[m] if p.config == config)
-                cell = f"{p.us:.1f}" + (f" s{p.split_k}" if config.takes_split_k else "")
-                cells.append(f"**{cell}**" if p is ranked[m][0] else cell)
-            lines.append(f"| {config.name} | " + " | ".join(cells) + " |")
-        lines.append("")
-    return "\n".join(lines)
+    return sm100_model.report_tables(
+        configs, weights, lambda m, n, k: rank(configs, m, n, k, 1, "float16", machine),
+        f"RTX 5090 model, {machine.sm_count} SMs; predicted us",
+    )
