@@ -220,7 +220,7 @@ def split_work(
     )
 
 
-def finish(
+def predicted_time(
     machine, scheduler: str, split: WorkSplit, k_loop: float, operand_bytes: float, tile_m: int, tile_n: int,
     out_element_bytes: int, out_elements: int, unit_bytes_per_us: float, epilogues: int, stages: int,
 ) -> tuple[float, dict]:
@@ -324,7 +324,7 @@ def predict(
         kernel_m * bytes_a * k * l, kernel_n * bytes_b * k * l, kernel_m, kernel_n, tile_m, tile_n, machine.l2_bytes
     )
     unit_bytes_per_us = stages * (tile_m * bytes_a + tile_n * bytes_b) * SM100_TILE_K / machine.latency_us
-    total, terms = finish(
+    total, terms = predicted_time(
         machine, config.scheduler, split, k_loop, operand_bytes, tile_m, tile_n, _out_dtype(out_dtype).bytes,
         m * n * l, unit_bytes_per_us, 1, stages,
     )

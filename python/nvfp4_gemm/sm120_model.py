@@ -100,7 +100,7 @@ def predict(
         machine.l2_bytes,
     )
     unit_bytes_per_us = stages * (tile_m + tile_n) * tile_k * _OPERAND_BYTES_PER_ELEMENT / machine.latency_us
-    total, terms = sm100_model.finish(
+    total, terms = sm100_model.predicted_time(
         machine, config.scheduler, split, k_loop, operand_bytes, tile_m, tile_n, _out_dtype(out_dtype).bytes,
         m * n * l, unit_bytes_per_us, 1 if config.schedule == "pingpong" else split.waves, stages,
     )
