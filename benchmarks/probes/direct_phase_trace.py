@@ -32,7 +32,7 @@ def instrument(source: str, destination: str) -> None:
             raise SystemExit(f"direct_gemm.cuh changed: expected one {old.splitlines()[0]!r}, found {text.count(old)}")
         text = text.replace(old, new)
 
-    replace("#include <cooperative_groups.h>", "#include <cooperative_groups.h>\n#include <cstdio>")
+    replace("#include <type_traits>", "#include <type_traits>\n#include <cstdio>")
     replace("namespace direct {\nconstexpr int kWarps", (
         "__device__ __forceinline__ unsigned long long trace_now() {\n"
         "  unsigned long long v;\n"
