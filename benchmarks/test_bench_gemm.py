@@ -18,7 +18,7 @@ from nvfp4_gemm import bench
 from nvfp4_gemm.__main__ import DECODE_SWEEP
 from nvfp4_gemm.task_shapes import CORRECTNESS_SHAPES, RANKED_SHAPES
 from nvfp4_gemm.testing import check_against_reference, random_operands
-from nvfp4_gemm.timing import time_cuda
+from nvfp4_gemm.timing import l2_flush, time_cuda
 
 RANKED = [s[:3] for s in RANKED_SHAPES]
 SHAPES = (
@@ -30,10 +30,10 @@ _FLUSH = {}
 
 
 def flush_l2():
-    buffer = _FLUSH.get("buffer")
-    if buffer is None:
-        buffer = _FLUSH["buffer"] = torch.empty(64 * 1024 * 1024, dtype=torch.int32, device="cuda")
-    buffer.zero_()
+    flush = _FLUSH.get("flush")
+    if flush is None:
+        flush = _FLUSH["flush"] = l2_flush()
+    flush()
     torch.cuda.synchronize()
 
 

@@ -3,7 +3,8 @@ bf16 nn.Linear a user would otherwise keep (cuBLAS bf16), with cuBLAS fp8 row-wi
 ahead of time, so its time is the GEMM alone) and the W4A4 layer (quantize + NVFP4 GEMM) beside them, on
 the Hopper v6 issue's model layers at decode-to-prefill batch sizes. Every W4A16 candidate (config,
 split_k) of the shape is verified against the exact reference and timed; the resolver's choice is marked.
-CUDA events, L2 flushed, warm-up, median, every baseline in the same run.
+CUDA events, L2 flushed (`NVFP4_GEMM_L2_FLUSH`: dirty by default, or clean; nvfp4_gemm.timing), warm-up, median,
+every baseline in the same run.
 
     python benchmarks/weight_only_bench.py [--m 1,2,4,8,16,64,128,512,2048] [--dtype bfloat16] [--json FILE]
         [--weights nvfp4|mxfp4]
@@ -31,7 +32,7 @@ from nvfp4_gemm.nn import NVFP4Linear
 from nvfp4_gemm.resolver import candidates
 from nvfp4_gemm.formats import reference_gemm_float64
 from nvfp4_gemm.testing import earned_tolerance, fp32_roundings
-from nvfp4_gemm.timing import geomean, time_cuda
+from nvfp4_gemm.timing import geomean, l2_flush_kind, time_cuda
 from nvfp4_gemm.tune import environment
 from sweep_hopper import MODEL_LAYERS  # the Hopper v6 issue's model layers (N, K): this script's folder
 
@@ -132,6 +133,7 @@ def main(argv: list[str]) -> int:
     if args.weights == "mxfp4" and dtype != torch.bfloat16:
         parser.error("--weights mxfp4 runs with bf16 activations (fp16 cannot hold MXFP4 weights' range)")
     rows = []
+    print(f"L2 flush before each timed call: {l2_flush_kind()} (NVFP4_GEMM_L2_FLUSH)")
     print(f"{'M':>5} {'N':>6} {'K':>6} | {'bf16':>7} {'fp8':>7} {'W4A16':>7} {'W4A4':>7} us | "
           f"{'x bf16':>6} {'W4A4 x':>6} | resolver (us) / best", flush=True)
     for m in (int(v) for v in args.m.split(",")):

@@ -576,6 +576,30 @@ def test_kernel_span_timing_covers_every_kernel_of_the_call():
         time_kernels(lambda: None, warmup=0, iters=1)
 
 
+def test_both_l2_flushes_evict_the_timed_calls_operands(monkeypatch):
+    cuda_device_or_skip()
+    from nvfp4_gemm.tools.timing import _device_activities
+    from nvfp4_gemm.timing import l2_flush, l2_flush_kind, time_kernels
+
+    # 16 MB fits the L2 of an H100 / H200 (50 MB): read again without a flush it comes from the L2. Kernel
+    # spans on both sides (events would time the host's launch gaps of unflushed back-to-back calls).
+    data = torch.randn(4 * 1024 * 1024, device="cuda")
+    data.max()
+    torch.cuda.synchronize()
+    # (the reduction also launches a small memset per call)
+    repeated = [e for e in _device_activities(lambda: [data.max() for _ in range(21)], 1) if "reduce" in e.name]
+    assert len(repeated) == 21, [e.name for e in repeated]
+    from_l2 = sorted(e.time_range.end - e.time_range.start for e in repeated)[10]
+    for kind in ("dirty", "clean"):
+        monkeypatch.setenv("NVFP4_GEMM_L2_FLUSH", kind)
+        assert l2_flush_kind() == kind
+        flushed = time_kernels(data.max, iters=20).median_us
+        assert flushed > 1.2 * from_l2, (kind, flushed, from_l2)
+    monkeypatch.setenv("NVFP4_GEMM_L2_FLUSH", "warm")
+    with pytest.raises(ValueError, match="NVFP4_GEMM_L2_FLUSH must be one of dirty, clean"):
+        l2_flush()
+
+
 def test_harness_timing_checks_every_input_then_times():
     supported_gpu_or_skip()
     from nvfp4_gemm.gpumode import custom_kernel

@@ -3,22 +3,33 @@ the L2 cache flushed before every timed call, warm-up first, the median reported
 
 `time_kernels` measures what events cannot resolve for calls of a few microseconds: the span of the
 call's own kernels on the device (first kernel start to last kernel end, from the CUDA profiler's
-activity records), without the event and launch latency that events add to every call."""
+activity records), without the event and launch latency that events add to every call.
+
+Two flushes (`NVFP4_GEMM_L2_FLUSH`, read on each flush's creation). "dirty", the default and the flush of every
+number in the perf notes that names none, zeroes a buffer larger than the L2 and leaves the L2 full of its
+dirty lines: the timed call's reads evict them, and their write-backs share the DRAM with its reads. A call
+that streams at the DRAM's rate pays them (H200, cuBLAS bf16 1x7168x7168: 39 us against 31.5 us after a clean
+flush), one that runs below it mostly hides them (the W4A16 layer on the same shape: 18.7 against 17.5 us), so
+this flush flatters the slower-streaming side of a comparison. "clean" reads the buffer back after zeroing
+it: the L2 holds clean lines, as after a decode step's previous kernels, which mostly read."""
 
 from __future__ import annotations
 
 import math
+import os
 import statistics
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 import torch
 
-__all__ = ["Timing", "time_cuda", "time_kernels", "geomean", "l2_flush_buffer"]
+__all__ = ["Timing", "time_cuda", "time_kernels", "geomean", "l2_flush_buffer", "l2_flush", "l2_flush_kind",
+           "L2_FLUSH_KINDS"]
 
 # Larger than the L2 of current GPUs (tens of MB on H100/H200/B200): zeroing it evicts
 # the previous call's operands so each timed call reads them from device memory.
 _FLUSH_BYTES = 256 * 1024 * 1024
+L2_FLUSH_KINDS = ("dirty", "clean")
 
 
 @dataclass(frozen=True)
@@ -33,16 +44,43 @@ def l2_flush_buffer() -> torch.Tensor:
     return torch.empty(_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
 
 
+def l2_flush_kind() -> str:
+    """The flush the timing functions use: `NVFP4_GEMM_L2_FLUSH` ("dirty" when unset)."""
+    kind = os.environ.get("NVFP4_GEMM_L2_FLUSH", "dirty")
+    if kind not in L2_FLUSH_KINDS:
+        raise ValueError(f"NVFP4_GEMM_L2_FLUSH must be one of {', '.join(L2_FLUSH_KINDS)}; got {kind!r}")
+    return kind
+
+
+def l2_flush(kind: Optional[str] = None) -> Callable[[], None]:
+    """A call that evicts earlier operands from the L2 on the current stream: "dirty" zeroes a buffer larger
+    than the L2; "clean" then reads it back, leaving the L2 holding clean lines. `kind` defaults to
+    `l2_flush_kind()`."""
+    kind = l2_flush_kind() if kind is None else kind
+    if kind not in L2_FLUSH_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(L2_FLUSH_KINDS)}; got {kind!r}")
+    buffer = l2_flush_buffer()
+    if kind == "dirty":
+        return buffer.zero_
+
+    def clean() -> None:
+        buffer.zero_()
+        buffer.max()  # reads the 256 MB: every dirty line written back, the L2 left with clean ones
+
+    return clean
+
+
 def time_cuda(fn: Callable[[], object], *, warmup: int = 10, iters: int = 100, flush_l2: bool = True) -> Timing:
-    """Median device time of `fn()` in microseconds over `iters` calls on the current stream."""
-    flush = l2_flush_buffer() if flush_l2 else None
+    """Median device time of `fn()` in microseconds over `iters` calls on the current stream, the L2
+    flushed (`l2_flush()`) before each unless `flush_l2` is False."""
+    flush = l2_flush() if flush_l2 else None
     for _ in range(warmup):
         fn()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     for start, end in zip(starts, ends):
         if flush is not None:
-            flush.zero_()
+            flush()
         start.record()
         fn()
         end.record()
@@ -66,20 +104,20 @@ def _device_activities(fn: Callable[[], object], repeats: int) -> list:
 
 def time_kernels(fn: Callable[[], object], *, warmup: int = 10, iters: int = 50) -> Timing:
     """Median device span of `fn()` in microseconds: from the start of its first kernel to the end of
-    its last, read from the profiler's device activity records, the L2 flushed (and the device idle)
-    before every call. The call must launch the same number of device activities every time, none of
-    them named like the flush's own (a fill)."""
-    flush = l2_flush_buffer()
+    its last, read from the profiler's device activity records, the L2 flushed (`l2_flush()`; the device
+    idle) before every call. The call must launch the same number of device activities every time, none
+    of them named like the flush's own (a fill; for the clean flush also a max reduction)."""
+    flush = l2_flush()
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    flush_names = {e.name for e in _device_activities(flush.zero_, 1)}
+    flush_names = {e.name for e in _device_activities(flush, 1)}
     per_call = [e for e in _device_activities(fn, 1) if e.name not in flush_names]
     if not per_call:
         raise RuntimeError("time_kernels: fn launched no device work")
 
     def flushed_call():
-        flush.zero_()
+        flush()
         torch.cuda.synchronize()
         fn()
 

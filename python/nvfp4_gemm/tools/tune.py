@@ -21,7 +21,7 @@ from .._checks import OUT_DTYPE_NAMES
 from ..ops import gemm
 from ..resolver import TUNED_TABLE_SCHEMA, candidates, m_bucket
 from .testing import check_against_reference, fp32_roundings, random_operands
-from .timing import time_cuda
+from .timing import l2_flush_kind, time_cuda
 
 __all__ = ["tune", "environment", "verify_and_time"]
 
@@ -44,6 +44,7 @@ def environment() -> dict:
         "torch": torch.__version__,
         "package": __version__,
         "date": datetime.date.today().isoformat(),
+        "l2_flush": l2_flush_kind(),
     }
 
 
