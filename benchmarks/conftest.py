@@ -13,6 +13,7 @@ import torch
 from nvfp4_gemm.dtypes import GEMM_FORMATS
 from nvfp4_gemm.ops import unsupported_reason
 from nvfp4_gemm.tools.bench import format_unavailable
+from nvfp4_gemm.tools.timing import l2_flush_kind
 
 DEFAULT_FORMAT = GEMM_FORMATS[0].name
 
@@ -39,6 +40,12 @@ def pytest_generate_tests(metafunc):
     chosen = metafunc.config.getoption("--format")
     if chosen != DEFAULT_FORMAT and "gemm_format" in metafunc.fixturenames:
         metafunc.parametrize("gemm_format", [chosen], ids=[chosen])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_benchmark_update_machine_info(config, machine_info):
+    # device times after different L2 flushes (nvfp4_gemm.timing) do not compare: the JSON says which ran
+    machine_info["nvfp4_gemm_l2_flush"] = l2_flush_kind()
 
 
 @pytest.fixture(scope="session")
