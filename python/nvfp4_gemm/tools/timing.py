@@ -57,8 +57,9 @@ def l2_flush(kind: Optional[str] = None) -> Callable[[], None]:
     """A call that evicts earlier operands from the L2 on the current stream: "dirty" zeroes a buffer larger
     than the L2; "clean" then reads it back, leaving the L2 holding clean lines. `kind` defaults to
     `l2_flush_kind()`."""
-    kind = l2_flush_kind() if kind is None else kind
-    if kind not in L2_FLUSH_KINDS:
+    if kind is None:
+        kind = l2_flush_kind()
+    elif kind not in L2_FLUSH_KINDS:
         raise ValueError(f"kind must be one of {', '.join(L2_FLUSH_KINDS)}; got {kind!r}")
     buffer = l2_flush_buffer()
     if kind == "dirty":
