@@ -4,15 +4,17 @@ with activations="nvfp4" / "bf16"), in one run:
 weight memory, prefill of a long prompt, and greedy decode steps at several batch sizes from a static KV
 cache, each step captured once in a CUDA graph and replayed (issue 16, item 4).
 
-    python benchmarks/serve_bench.py [--layers 32] [--prefill 2048] [--batches 1 16 64] [--json FILE]
+    python benchmarks/serve_bench.py [--layers 32] [--prefill 2048] [--batches 1 16 64] [--json FILE] [--profile N]
 
 Decode: a batch of prompts fills a StaticCache, then one step (forward of one token per sequence, greedy
 argmax fed back as the next input) is captured in a CUDA graph and replayed; tokens/s = batch / median
 step time (CUDA events around `--steps` replays, median of `--repeats`). Prefill: one forward of
 `--prefill` tokens (batch 1, logits of the last token only, as serving stacks compute them), CUDA
 events, median of `--repeats`. No torch.compile (its compile time for 32 layers is minutes per variant;
-the graphs remove the Python launch cost it would remove). `--tiny` runs a 2-layer, 256-wide model on the
-CPU (a smoke test of this script).
+the graphs remove the Python launch cost it would remove). `--profile N` (GPU) replays one more step of each
+decode timing under the CUDA profiler and prints its N costliest kernels: how much of a step the projections
+are, and so how far a faster GEMM can move tokens/s. `--tiny` runs a 2-layer, 256-wide model on the CPU (a
+smoke test of this script).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from torch import nn
 
 import nvfp4_gemm
 from fp8_rowwise import swap_fp8
+from nvfp4_gemm.timing import kernel_breakdown
 
 LLAMA3_8B = dict(
     hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
@@ -120,8 +123,11 @@ def prefill_ms(model, config, tokens: int, timer: Timer, repeats: int, device) -
     return timer(run, repeats)
 
 
-def decode_step_ms(model, config, batch: int, prompt: int, steps: int, timer: Timer, repeats: int, device):
-    """Median time of one greedy decode step at `batch` (ms) and whether it ran from a CUDA graph."""
+def decode_step_ms(model, config, batch: int, prompt: int, steps: int, timer: Timer, repeats: int, device,
+                   profile_top: int = 0):
+    """Median time of one greedy decode step at `batch` (ms), whether it ran from a CUDA graph, and with
+    `profile_top` > 0 on a GPU the step's device span (ms) and its `profile_top` costliest kernels (name, ms,
+    launches) from one more step under the profiler (else None)."""
     from transformers import StaticCache
 
     cache = StaticCache(config=config, max_cache_len=prompt + steps * (repeats + 2) + 8)
@@ -158,7 +164,13 @@ def decode_step_ms(model, config, batch: int, prompt: int, steps: int, timer: Ti
         for _ in range(steps):
             run_step()
 
-    return timer(run, repeats) / steps, graphed
+    step_ms = timer(run, repeats) / steps
+    breakdown = None
+    if profile_top > 0 and device.type == "cuda":
+        span_us, kernels = kernel_breakdown(run_step)
+        breakdown = {"span_ms": span_us / 1e3,
+                     "kernels": [(k.name, k.total_us / 1e3, k.count) for k in kernels[:profile_top]]}
+    return step_ms, graphed, breakdown
 
 
 def git_commit() -> str:
@@ -179,8 +191,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--variants", nargs="+", default=["bf16", "fp8", "w4a4", "w4a16"])
     parser.add_argument("--tiny", action="store_true", help="2 layers, width 256, on the CPU")
     parser.add_argument("--json", help="write the rows as JSON")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="after each decode timing, one more step under the CUDA profiler: its N costliest kernels")
     args = parser.parse_args(argv)
 
+    if args.tiny and args.profile:
+        parser.error("--profile reads the CUDA profiler's kernel records: a GPU run, not --tiny")
     device = torch.device("cpu" if args.tiny else "cuda")
     if device.type == "cuda" and not torch.cuda.is_available():
         print("serve_bench needs a CUDA GPU (or --tiny for the CPU smoke test)", file=sys.stderr)
@@ -189,7 +205,10 @@ def main(argv: list[str]) -> int:
     layers = 2 if args.tiny else args.layers
     timer = Timer(device)
     gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
-    print(f"{gpu}, torch {torch.__version__}, commit {git_commit()}, {datetime.date.today()}: Llama-3-8B shapes, "
+    import transformers  # the model's own code: its version moves the non-GEMM share of every step
+
+    print(f"{gpu}, torch {torch.__version__}, transformers {transformers.__version__}, commit {git_commit()}, "
+          f"{datetime.date.today()}: Llama-3-8B shapes, "
           f"{layers} layers, random weights (std 0.02)", flush=True)
     with torch.inference_mode():
         base, config = make_model(shape, layers, device)
@@ -201,8 +220,14 @@ def main(argv: list[str]) -> int:
             row["prefill_ms"] = prefill_ms(model, config, args.prefill, timer, args.repeats, device)
             row["decode"] = {}
             for batch in args.batches:
-                step_ms, graphed = decode_step_ms(model, config, batch, args.prompt, args.steps, timer, args.repeats, device)
-                row["decode"][batch] = {"step_ms": step_ms, "tokens_per_s": 1e3 * batch / step_ms, "cuda_graph": graphed}
+                step_ms, graphed, breakdown = decode_step_ms(model, config, batch, args.prompt, args.steps, timer,
+                                                             args.repeats, device, args.profile)
+                row["decode"][batch] = {"step_ms": step_ms, "tokens_per_s": 1e3 * batch / step_ms, "cuda_graph": graphed,
+                                        "profile": breakdown}
+                if breakdown is not None:
+                    print(f"  {name} b{batch}: step {step_ms:.2f} ms, profiled span {breakdown['span_ms']:.2f} ms:", flush=True)
+                    for kernel, ms, count in breakdown["kernels"]:
+                        print(f"    {ms:7.3f} ms {count:5d}x  {kernel[:100]}", flush=True)
             print(f"  {name}: projections {row['weights']['projections'] / 2**30:.2f} GiB, prefill {args.prefill} "
                   f"{row['prefill_ms']:.1f} ms, decode " + ", ".join(
                       f"b{b} {d['tokens_per_s']:.0f} tok/s" for b, d in row["decode"].items()), flush=True)
@@ -214,7 +239,8 @@ def main(argv: list[str]) -> int:
     print(format_table(rows, args))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"gpu": gpu, "torch": torch.__version__, "commit": git_commit(), "date": str(datetime.date.today()),
+            json.dump({"gpu": gpu, "torch": torch.__version__, "transformers": transformers.__version__,
+                       "commit": git_commit(), "date": str(datetime.date.today()),
                        "layers": layers, "args": vars(args), "rows": rows}, f, indent=1)
     return 0
 

@@ -576,6 +576,29 @@ def test_kernel_span_timing_covers_every_kernel_of_the_call():
         time_kernels(lambda: None, warmup=0, iters=1)
 
 
+def test_kernel_breakdown_counts_each_kernel_and_orders_them_by_time():
+    cuda_device_or_skip()
+    from nvfp4_gemm.timing import kernel_breakdown
+
+    cycles = 200_000  # ~100 us of spinning per sleep kernel at 2 GHz: far above the adds
+    tiny = torch.zeros(16, device="cuda")
+
+    def call():
+        for _ in range(3):
+            torch.cuda._sleep(cycles)
+            tiny.add_(1)
+
+    call()
+    torch.cuda.synchronize()
+    span, kernels = kernel_breakdown(call)
+    assert sum(k.count for k in kernels) == 6 and sorted(k.count for k in kernels) == [3, 3], kernels
+    sleep, add = kernels  # the most total time first (the spinning kernel, then the add)
+    assert sleep.name != add.name and sleep.total_us > 10 * add.total_us, kernels
+    assert sleep.total_us + add.total_us <= span < 2 * (sleep.total_us + add.total_us), (span, kernels)
+    with pytest.raises(RuntimeError, match="launched no device work"):
+        kernel_breakdown(lambda: None)
+
+
 def test_both_l2_flushes_evict_the_timed_calls_operands(monkeypatch):
     cuda_device_or_skip()
     from nvfp4_gemm.tools.timing import _device_activities

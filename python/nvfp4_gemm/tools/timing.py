@@ -3,7 +3,8 @@ the L2 cache flushed before every timed call, warm-up first, the median reported
 
 `time_kernels` measures what events cannot resolve for calls of a few microseconds: the span of the
 call's own kernels on the device (first kernel start to last kernel end, from the CUDA profiler's
-activity records), without the event and launch latency that events add to every call.
+activity records), without the event and launch latency that events add to every call; `kernel_breakdown`
+lists one call's device time by kernel name (e.g. a decode step: what share its GEMMs are).
 
 Two flushes (`NVFP4_GEMM_L2_FLUSH`, read on each flush's creation). "dirty", the default and the flush of every
 number in the perf notes that names none, zeroes a buffer larger than the L2 and leaves the L2 full of its
@@ -24,8 +25,8 @@ from typing import Callable, Optional
 
 import torch
 
-__all__ = ["Timing", "time_cuda", "time_kernels", "geomean", "l2_flush_buffer", "l2_flush", "l2_flush_kind",
-           "L2_FLUSH_KINDS"]
+__all__ = ["Timing", "KernelTotal", "time_cuda", "time_kernels", "kernel_breakdown", "geomean", "l2_flush_buffer",
+           "l2_flush", "l2_flush_kind", "L2_FLUSH_KINDS"]
 
 # Larger than the L2 of current GPUs (tens of MB on H100/H200/B200): zeroing it evicts
 # the previous call's operands so each timed call reads them from device memory.
@@ -132,6 +133,30 @@ def time_kernels(fn: Callable[[], object], *, warmup: int = 10, iters: int = 50)
         call = timed[i * len(per_call):(i + 1) * len(per_call)]
         spans.append(max(e.time_range.end for e in call) - call[0].time_range.start)
     return Timing(median_us=statistics.median(spans), min_us=min(spans), samples=len(spans))
+
+
+@dataclass(frozen=True)
+class KernelTotal:
+    name: str
+    total_us: float
+    count: int
+
+
+def kernel_breakdown(fn: Callable[[], object]) -> tuple[float, list[KernelTotal]]:
+    """Where one call of `fn` spends its device time: (span in us, first activity start to last end; the
+    device activities by name, the most total time first). Any L2 state; `fn` is called once, under the
+    profiler (a CUDA-graph replay is counted kernel by kernel)."""
+    activities = _device_activities(fn, 1)
+    if not activities:
+        raise RuntimeError("kernel_breakdown: fn launched no device work")
+    span = max(e.time_range.end for e in activities) - activities[0].time_range.start
+    totals: dict[str, list] = {}
+    for e in activities:
+        entry = totals.setdefault(e.name, [0.0, 0])
+        entry[0] += e.time_range.end - e.time_range.start
+        entry[1] += 1
+    rows = [KernelTotal(name, us, count) for name, (us, count) in totals.items()]
+    return span, sorted(rows, key=lambda r: r.total_us, reverse=True)
 
 
 def geomean(values) -> float:
