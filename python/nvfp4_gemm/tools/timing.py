@@ -46,22 +46,22 @@ def l2_flush_buffer() -> torch.Tensor:
     return torch.empty(_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
 
 
+def _checked_flush_kind(kind: str, source: str) -> str:
+    if kind not in L2_FLUSH_KINDS:
+        raise ValueError(f"{source} must be one of {', '.join(L2_FLUSH_KINDS)}; got {kind!r}")
+    return kind
+
+
 def l2_flush_kind() -> str:
     """The flush the timing functions use: `NVFP4_GEMM_L2_FLUSH` ("dirty" when unset)."""
-    kind = os.environ.get("NVFP4_GEMM_L2_FLUSH", "dirty")
-    if kind not in L2_FLUSH_KINDS:
-        raise ValueError(f"NVFP4_GEMM_L2_FLUSH must be one of {', '.join(L2_FLUSH_KINDS)}; got {kind!r}")
-    return kind
+    return _checked_flush_kind(os.environ.get("NVFP4_GEMM_L2_FLUSH", "dirty"), "NVFP4_GEMM_L2_FLUSH")
 
 
 def l2_flush(kind: Optional[str] = None) -> Callable[[], None]:
     """A call that evicts earlier operands from the L2 on the current stream: "dirty" zeroes a buffer larger
     than the L2; "clean" then reads it back, leaving the L2 holding clean lines. `kind` defaults to
     `l2_flush_kind()`."""
-    if kind is None:
-        kind = l2_flush_kind()
-    elif kind not in L2_FLUSH_KINDS:
-        raise ValueError(f"kind must be one of {', '.join(L2_FLUSH_KINDS)}; got {kind!r}")
+    kind = l2_flush_kind() if kind is None else _checked_flush_kind(kind, "kind")
     buffer = l2_flush_buffer()
     if kind == "dirty":
         return buffer.zero_
