@@ -80,9 +80,10 @@ def test_opcheck(fmt, float8_bitwise_allclose):
 @pytest.mark.parametrize("fmt", WEIGHT_ONLY)
 def test_sm90_has_rows_and_the_resolver_picks_them(fmt):
     rows = nvfp4_gemm.candidates(9, fmt)
-    assert {c.mma for c in rows} == {"direct", "wgmma"} and all(c.name.endswith(f"_{fmt}") for c in rows)
+    assert {c.mma for c in rows} == {"direct", "wgmma", "gemv"} and all(c.name.endswith(f"_{fmt}") for c in rows)
+    # a layer too large for the GEMV (its own rule: tests/test_gemv.py)
     for m, mma in ((1, "direct"), (16, "direct"), (17, "wgmma"), (128, "wgmma"), (2048, "wgmma")):
-        resolution = resolver._resolve(m, 4096, 4096, 1, "bfloat16", 9, 132, None, None, (), fmt)
+        resolution = resolver._resolve(m, 28672, 8192, 1, "bfloat16", 9, 132, None, None, (), fmt)
         assert resolution.config.format == fmt and resolution.config.mma == mma, resolution
 
 
@@ -121,8 +122,10 @@ def test_a_family_without_weight_only_kernels_names_the_route():
 # --- Hopper --------------------------------------------------------------------------------------
 
 
-def weight_only_configs():
-    return [(fmt, c.name) for fmt in WEIGHT_ONLY for c in nvfp4_gemm.candidates(9, fmt)]
+def weight_only_configs(gemv=False):
+    """The weight-only rows; the GEMV's (one CTA's tokens, K >= 544, no split-K) only with `gemv` (its own
+    shapes: tests/test_gemv.py)."""
+    return [(fmt, c.name) for fmt in WEIGHT_ONLY for c in nvfp4_gemm.candidates(9, fmt) if gemv or c.mma != "gemv"]
 
 
 @pytest.mark.parametrize("split_k", [1, 3])
@@ -146,7 +149,9 @@ def test_every_weight_only_config_is_exact(fmt, config, split_k):
 
 
 def sm90_configs():
-    return [(fmt, c.name) for fmt in ("nvfp4", "mxfp4") + WEIGHT_ONLY for c in nvfp4_gemm.candidates(9, fmt)]
+    """The rows that split K."""
+    return [(fmt, c.name) for fmt in ("nvfp4", "mxfp4") + WEIGHT_ONLY for c in nvfp4_gemm.candidates(9, fmt)
+            if c.takes_split_k]
 
 
 @pytest.mark.parametrize("fmt,config", sm90_configs())
@@ -188,14 +193,18 @@ def test_direct_kernel_with_every_cta_slot_busy(fmt):
     assert passed, f"{config.name} split {split} {(m, n, k)}: {summary}"
 
 
-@pytest.mark.parametrize("fmt,config", weight_only_configs())
+@pytest.mark.parametrize("fmt,config", weight_only_configs(gemv=True))
 def test_weight_only_over_the_whole_scale_range(fmt, config):
     """Weight scales over a wide range (e4m3 from its subnormal 2^-9 up to 240; ue8m0 2^-100 .. 2^100; the
     bf16 kernels' weights pass through bf16 subnormals on the way: e2m1 codes 0.5 are placed as 2^-127),
     per-column alpha."""
     device = hopper_or_skip()
     weights = nvfp4_gemm.dtypes.gemm_format(fmt).b.name
-    for seed, (m, n, k) in enumerate([(3, 64, 512), (100, 136, 1024)]):
+    row = load_table().by_name(config)
+    cases = [(m, n, k) for m, n, k in [(3, 64, 512), (100, 136, 1024), (1, 64, 608), (4, 136, 1024)]
+             if row.supports(m, n, k, 1, "float32", alpha_per_column=True) is None]
+    assert cases, f"{config} takes none of the shapes"
+    for seed, (m, n, k) in enumerate(cases):
         kwargs = dict(format=fmt, with_alpha=True, alpha_per_column=True, exponent_ranges=((-3, 1), WIDE_SCALES[weights]))
         cpu = random_operands(m, n, k, seed=40 + seed, **kwargs)
         ops = random_operands(m, n, k, seed=40 + seed, device=device, **kwargs)

@@ -43,7 +43,7 @@ class Config:
     tile: tuple[int, int, int]
     cluster: tuple[int, int]
     why: str
-    mma: str = "tcgen05"  # the family's MMA kind (families.Family.tiles): sm100 "tcgen05"; sm90 "wgmma" or "direct"
+    mma: str = "tcgen05"  # the family's MMA kind (families.Family.tiles): sm100 "tcgen05"; sm90 "wgmma", "direct", "gemv"
     scheduler: str = "data_parallel"  # sm100, sm120: "data_parallel" or "stream_k"
     swap_ab: bool = False  # sm100: weights are the MMA's M operand, tokens its N (for small M)
     format: str = "nvfp4"  # the GEMM format its kernel takes (dtypes.GEMM_FORMATS)
@@ -65,7 +65,8 @@ class Config:
     @property
     def takes_split_k(self) -> bool:
         """Whether the kernel takes a run-time split-K count (chosen by the resolver)."""
-        return self.scheduler in self.family_info.split_k_schedulers
+        limits = self.family_info.kind_limits.get(self.mma)
+        return self.scheduler in self.family_info.split_k_schedulers and (limits is None or limits.split_k)
 
     def max_split_k(self, k: int) -> int:
         """The largest split-K count the kernel accepts for K: one split per K tile at most. The one
@@ -126,6 +127,12 @@ class Config:
         multiple = (self.family_info.format_n_alignment or {}).get(self.format, 1)
         if n % multiple:
             return f"N must be a multiple of {multiple} for the {self.family} {self.format} kernels, got N={n}"
+        limits = self.family_info.kind_limits.get(self.mma)
+        if limits is not None and limits.tokens_within_tile and m > self.tile[0]:
+            return f"config {self.name!r} takes at most {self.tile[0]} token{'s' if self.tile[0] > 1 else ''} (M <= its tile M), got M={m}"
+        if limits is not None and k < limits.min_k:
+            return (f"config {self.name!r} needs K >= {limits.min_k} (its FP32 accumulation chain within the earned "
+                    f"tolerance), got K={k}")
         return shape_rule_violation(m, n, k, l, out_dtype)
 
 
@@ -230,6 +237,9 @@ def _check_row(row: dict, index: int) -> Config:
     format = row.get("format", GEMM_FORMATS[0].name)
     if format not in family.formats:
         raise ValueError(f"{where}: the {family.name} kernels take the formats {family.formats}, got {format!r}")
+    limits = family.kind_limits.get(mma)
+    if limits is not None and format not in limits.formats:
+        raise ValueError(f"{where}: the {family.name} {mma} kernel takes the formats {limits.formats}, got {format!r}")
     schedule = row.get("schedule", next(iter(family.schedules), ""))
     if family.schedules and schedule not in family.schedules:
         raise ValueError(f"{where}: {family.name} schedule must be one of {tuple(family.schedules)}, got {schedule!r}")

@@ -18,9 +18,20 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 __all__ = [
-    "Family", "FAMILIES", "DEFAULT_FAMILY", "SM100_TILE_K", "by_name", "for_sm_major", "arch_capabilities",
+    "Family", "FAMILIES", "KindLimits", "DEFAULT_FAMILY", "SM100_TILE_K", "by_name", "for_sm_major", "arch_capabilities",
     "supported_archs",
 ]
+
+
+@dataclass(frozen=True)
+class KindLimits:
+    """What an MMA kind takes that its family's other kinds do not restrict: its formats, whether a call's M must
+    fit in one tile M (no token tiles across the grid), the smallest K it accepts and whether it splits K."""
+
+    formats: tuple
+    tokens_within_tile: bool = False
+    min_k: int = 0
+    split_k: bool = True
 
 
 @dataclass(frozen=True)
@@ -87,6 +98,8 @@ class Family:
     # A module of nvfp4_gemm whose check_config(config) raises ValueError for the rows the family's own
     # rules refuse beyond this vocabulary (e.g. what fits in shared memory); "" for none.
     row_rules: str = ""
+    # MMA kinds with limits of their own (kind -> KindLimits): configs.Config.supports and takes_split_k read them.
+    kind_limits: dict = field(default_factory=dict)
 
     @property
     def mmas(self) -> tuple:
@@ -161,14 +174,17 @@ FAMILIES = (
         element_spelling="cuda",
         # wgmma: [tokens, weight rows, K stage]; the accumulators, tokens x weight rows / 256 FP32 per
         # consumer thread, must fit in registers, so at most 128 x 256 or 256 x 128. direct (decode): 16
-        # tokens x 128 weight rows per CTA, K in chunks of 128, its split-K unit.
+        # tokens x 128 weight rows per CTA, K in chunks of 128, its split-K unit. gemv (weight-only decode on
+        # the CUDA cores, sm90/gemv.cuh): at most tile M tokens x 4 weight rows per CTA, 32-element chunks.
         tiles={
             "wgmma": ((64, 128, 128), (128, 128, 128), (256, 128, 128), (64, 256, 128), (128, 256, 128)),
             "direct": ((16, 128, 128),),
+            "gemv": ((1, 4, 32), (4, 4, 32)),
         },
         # "prepass": the wgmma kernel reads tokens dequantized once per call (names of tuned tables
         # measured with the in-CTA kernels of Hopper v3-v5 stay unknown instead of meaning another kernel)
-        names={"wgmma": "sm90_wgmma_{tile}_prepass_splitk{format}", "direct": "sm90_direct_{tile}_splitk{format}"},
+        names={"wgmma": "sm90_wgmma_{tile}_prepass_splitk{format}", "direct": "sm90_direct_{tile}_splitk{format}",
+               "gemv": "sm90_gemv_{tile}{format}"},
         split_k_schedulers=("data_parallel",),  # every sm90 kernel has its own split-K
         per_column_alpha=True,  # one epilogue (sm90/common.cuh finish_tile) reads alpha[n]
         # NVFP4 x NVFP4, and weight-only: fp16 / bf16 activations as given (fp16 / bf16 MMAs, the weights
@@ -176,6 +192,13 @@ FAMILIES = (
         # e2m1 x 2^e over ue8m0's range); MXFP4 x MXFP4 and MXFP8 x MXFP4 through the bf16 x MXFP4 kernels
         # (a prepass dequantizes the MX tokens exactly to bf16)
         formats=("nvfp4", "fp16xnvfp4", "bf16xnvfp4", "bf16xmxfp4", "mxfp4", "mxfp8xmxfp4"),
+        # The GEMV multiplies 16-bit tokens as given, every call's tokens in one CTA, K whole per CTA; its FP32
+        # chain (32 FFMA per chunk a thread owns, shuffles, the warps' sum, alpha) fits the earned tolerance's
+        # rounding count from K = 544 on (sm90/gemv.cuh; tests/test_gemv.py checks the count for every K).
+        kind_limits={
+            "gemv": KindLimits(formats=("fp16xnvfp4", "bf16xnvfp4", "bf16xmxfp4"), tokens_within_tile=True, min_k=544,
+                               split_k=False),
+        },
     ),
     Family(
         name="sm120",

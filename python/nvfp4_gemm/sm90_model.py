@@ -14,7 +14,7 @@ from __future__ import annotations
 from .configs import Config
 
 __all__ = [
-    "grid_y_rows", "launch_grid", "pick", "split_for", "wgmma_cluster_route", "wgmma_terms", "wgmma_predict_us",
+    "GEMV_MAX_WEIGHTS", "grid_y_rows", "launch_grid", "pick", "split_for", "wgmma_cluster_route", "wgmma_terms", "wgmma_predict_us",
 ]
 
 # direct decode kernel (csrc/include/nvfp4_gemm/sm90/direct_gemm.cuh): __launch_bounds__(256, 2), 64 KB of
@@ -22,6 +22,11 @@ __all__ = [
 # chunks of 128. The split fills the SMs' CTA slots.
 DIRECT_CTAS_PER_SM = 2
 DIRECT_MIN_CHUNKS_PER_SPLIT = 4
+
+# weight-only GEMV (gemv.cuh): taken over the direct kernel when the call's tokens fit its tile and the layer
+# holds at most this many weights (N x K x L): there the direct kernel's fixed costs outweigh what its
+# tensor cores save. PROVISIONAL until the H200 sweep.
+GEMV_MAX_WEIGHTS = 40_000_000
 
 # wgmma kernel (wgmma_gemm.cuh, one CTA per SM): a cost model fitted by benchmarks/fit_sm90_model.py to
 # every candidate a Hopper sweep timed (benchmarks/sweep_hopper.py, benchmarks/weight_only_bench.py; the
@@ -121,6 +126,8 @@ def _wgmma_best_split(config: Config, m: int, n: int, k: int, l: int, sm_count: 
 
 def split_for(config: Config, m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int) -> tuple[int, str]:
     """The split-K count `config` runs the shape with, and why."""
+    if not config.takes_split_k:
+        return 1, f"split_k=1: {config.name} has no split-K"
     if config.mma == "direct":
         return _direct_split(config, m, n, k, l, sm_count)
     split_k, us = _wgmma_best_split(config, m, n, k, l, sm_count)
@@ -129,6 +136,10 @@ def split_for(config: Config, m: int, n: int, k: int, l: int, out_dtype: str, sm
 
 def pick(configs: tuple[Config, ...], m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int) -> tuple[Config, str]:
     """The config among `configs` (the family's, each accepting the shape) that runs it, and why."""
+    gemv = sorted((c for c in configs if c.mma == "gemv" and m <= c.tile[0]), key=lambda c: c.tile[0])
+    if gemv and n * k * l <= GEMV_MAX_WEIGHTS:
+        return gemv[0], (f"weight-only GEMV: M = {m} <= {gemv[0].tile[0]} tokens and N x K x L = {n * k * l:,} "
+                         f"<= {GEMV_MAX_WEIGHTS:,} weights (measured faster than the direct kernel there)")
     direct = [c for c in configs if c.mma == "direct" and m <= c.tile[0]]
     if direct:
         return direct[0], f"direct decode kernel: M = {m} <= {direct[0].tile[0]} tokens"

@@ -14,13 +14,14 @@
 #include "nvfp4_gemm/launch_kernel.h"
 #include "nvfp4_gemm/problem.h"
 #include "nvfp4_gemm/sm90/direct_gemm.cuh"
+#include "nvfp4_gemm/sm90/gemv.cuh"
 #include "nvfp4_gemm/sm90/token_prepass.cuh"
 #include "nvfp4_gemm/sm90/wgmma_gemm.cuh"
 
 namespace nvfp4_gemm::sm90 {
 
 // Which kernel a config runs (the config table's `mma` field).
-enum class Kind { kWgmma, kDirect };
+enum class Kind { kWgmma, kDirect, kGemv };
 
 // Host side. The TMA tensor map of the prepass's 16-bit tokens: dims (k, m, l), boxes of 64 x box_rows x 1
 // in the 128-byte swizzle, zeros outside the tensor (rows past M, K past the end). The driver's encoder
@@ -83,13 +84,19 @@ struct GemmKernelOf<kTileM, kTileN, ElementOut, Kind::kDirect, TokenT, WeightBlo
   static constexpr int kSmemBytes = direct::kSmemBytes;
 };
 
+template <int kTileM, int kTileN, class ElementOut, class TokenT, class WeightBlock>
+struct GemmKernelOf<kTileM, kTileN, ElementOut, Kind::kGemv, TokenT, WeightBlock> {
+  using Smem = DynamicSmem<gemv_kernel<kTileM, kTileN, ElementOut, TokenT, WeightBlock>>;
+  static constexpr int kSmemBytes = 0;  // static shared memory only
+};
+
 // The launcher and its registry hooks for one (token tile, out dtype, kernel, weight tile, token type,
 // weight block format).
 template <int kTileM, class ElementOut, Kind kKind, int kTileN = detail::kTileN, class TokenT = std::uint8_t,
           class WeightBlock = Nvfp4Format>
 struct DequantGemm {
-  static_assert(kTileN == detail::kTileN || kKind == Kind::kWgmma, "only the wgmma kernel has 256-row tiles");
-  // K per unit of split-K work: a pipeline stage, or a chunk of the direct kernel
+  static_assert(kTileN == detail::kTileN || kKind != Kind::kDirect, "the direct kernel has 128-row tiles");
+  // K per unit of split-K work: a pipeline stage, or a chunk of the direct kernel (the GEMV has no split-K)
   static constexpr int kSplitUnitK = kKind == Kind::kDirect ? direct::kChunkK : detail::kStageK;
   // MX tokens (MXFP4 x MXFP4, MXFP8 x MXFP4): the GEMM kernel is the weight-only bf16 x MXFP4 one, reading
   // the prepass's exact bf16 tokens (mx_tokens_kernel)
@@ -101,6 +108,7 @@ struct DequantGemm {
   using TokenKind = detail::Tokens<GemmTokenT>;
   static_assert(!TokenKind::kQuantized || std::is_same_v<WeightBlock, Nvfp4Format>, "FP4 tokens are NVFP4 x NVFP4");
   static constexpr bool kScaledTokens = TokenKind::kQuantized || kMxTokens;  // a_scale given
+  static_assert(kKind != Kind::kGemv || !kScaledTokens, "the GEMV takes 16-bit tokens as given (weight-only)");
 
   static int stages_total(const GemmProblem& p) { return (p.k + detail::kStageK - 1) / detail::kStageK; }
   static int tiles(const GemmProblem& p) {
@@ -113,6 +121,12 @@ struct DequantGemm {
       return {false, "needs M, N, L >= 1 and K a positive multiple of 32"};
     }
     if (p.n % 4 != 0) return {false, "needs N a multiple of 4"};
+    if constexpr (kKind == Kind::kGemv) {
+      if (p.m > kTileM) return {false, "the GEMV takes at most its tile's tokens (M <= tile M)"};
+      if (p.k < gemv::kMinK) {
+        return {false, "the GEMV's FP32 chain needs K >= 544 (the earned tolerance's rounding count)"};
+      }
+    }
     return {};
   }
 
@@ -176,6 +190,7 @@ struct DequantGemm {
       return {false, kScaledTokens ? "block-scaled tokens need a_scale" : "16-bit tokens take no a_scale"};
     }
     const int split_k = ctx.split_k;
+    if (kKind == Kind::kGemv && split_k != 1) return {false, "the GEMV has no split-K (split_k must be 1)"};
     if (split_k > (p.k + kSplitUnitK - 1) / kSplitUnitK) {
       return {false, "split_k larger than the number of K stages (128 elements)"};
     }
@@ -232,6 +247,14 @@ struct DequantGemm {
       const LaunchAttributes attributes{/*programmatic=*/true, /*cooperative=*/false, params.cluster_split};
       if (launch_kernel(kernel, grid, dim3(Shape::kThreads), Shape::kSmemBytes, ctx.stream, attributes, params,
                         tokens_map) != cudaSuccess) {
+        return {false, "kernel launch failed"};
+      }
+    } else if constexpr (kKind == Kind::kGemv) {
+      // 16-bit tokens from any kernel: a plain launch, like the direct kernel's weight-only rows
+      // (the grid: N / 4 row groups, one token tile (M <= tile M), L batches (split_k 1))
+      const LaunchAttributes attributes{/*programmatic=*/false, /*cooperative=*/false, /*cluster_z=*/1};
+      if (launch_kernel(gemv_kernel<kTileM, kTileN, ElementOut, TokenT, WeightBlock>, grid, dim3(gemv::kThreads), 0,
+                        ctx.stream, attributes, params) != cudaSuccess) {
         return {false, "kernel launch failed"};
       }
     } else {
