@@ -2,6 +2,7 @@
 (tokens within the tile, K >= 544, no split-K), why 544 (the FP32 chain against the earned tolerance's
 count), the resolver's rule; on a Hopper GPU, exactness against the float64 reference."""
 
+import itertools
 import re
 from pathlib import Path
 
@@ -24,42 +25,48 @@ def gemv_rows(fmt=None):
     return [c for c in load_table().configs if c.mma == "gemv" and (fmt is None or c.format == fmt)]
 
 
-def gemv_chain(k: int) -> int:
-    """FP32 roundings on one output's path in the GEMV: 32 FFMA per 32-element chunk a thread owns (chunks
-    t, t + 128, ...: ceil(K / 4096) of them), 5 shuffle additions, 2 in the 4-warp sum, 1 for alpha."""
-    return 32 * -(-k // 4096) + 5 + 2 + 1
+def gemv_chain(k: int, split: int) -> int:
+    """FP32 roundings on one output's path in the GEMV: 32 FFMA per 32-element chunk a lane owns (chunks
+    l, l + 32 split, ...: ceil(K / (1024 split)) of them), 5 shuffle additions, log2(split) in the group's warp
+    sum, 1 for alpha."""
+    return 32 * -(-k // (1024 * split)) + 5 + (split.bit_length() - 1) + 1
 
 
 # --- on the CPU ----------------------------------------------------------------------------------
 
 
 def test_min_k_is_where_the_chain_fits_the_earned_count():
-    """From K = 544 on (every multiple of 32 up to 2^20) the GEMV's chain is within `fp32_roundings(K)`, the
-    count every kernel's tolerance is earned with; at 512 it is not. The header says the same number."""
-    fits = [k for k in range(32, 1 << 20, 32) if gemv_chain(k) <= fp32_roundings(k)]
-    assert fits[0] == LIMITS.min_k == 544 and len(fits) == len(range(LIMITS.min_k, 1 << 20, 32))
-    assert gemv_chain(512) > fp32_roundings(512)
+    """From K = 544 on (every multiple of 32 up to 2^20, every split) the GEMV's chain is within
+    `fp32_roundings(K)`, the count every kernel's tolerance is earned with; at 512 it is not for every split.
+    The header says the same number."""
+    for split in LIMITS.splits:
+        fits = [k for k in range(32, 1 << 20, 32) if gemv_chain(k, split) <= fp32_roundings(k)]
+        assert fits[0] <= LIMITS.min_k and set(range(LIMITS.min_k, 1 << 20, 32)) <= set(fits), split
+    assert any(gemv_chain(512, split) > fp32_roundings(512) for split in LIMITS.splits)
     assert re.search(r"constexpr int kMinK = (\d+);", HEADER.read_text()).group(1) == str(LIMITS.min_k)
 
 
 def test_rows_and_their_limits():
     rows = gemv_rows()
     assert sorted({c.format for c in rows}) == sorted(GEMV_FORMATS)
+    assert LIMITS.splits == (1, 2, 4)
     for c in rows:
-        assert not c.takes_split_k and c.max_split_k(8192) == 1 and c.split_options(8192) == (1,)
+        assert c.max_split_k(8192) == 4 and c.split_options(8192) == (1, 2, 4) and c.split_options(1536) == (1, 2)
+        assert c.max_split_k(1024) == 1 and c.split_options(544) == (1,)
         assert c.supports(c.tile[0], 2112, 7168, 1, "bfloat16") is None
         assert c.supports(c.tile[0] + 1, 2112, 7168, 1, "bfloat16") == (
             f"config {c.name!r} takes at most {c.tile[0]} token{'s' if c.tile[0] > 1 else ''} (M <= its tile M), "
             f"got M={c.tile[0] + 1}"
         )
         assert "needs K >= 544" in c.supports(1, 2112, 512, 1, "bfloat16")
-        assert "has no split-K" in c.split_violation(2, 8192)
+        assert c.split_violation(3, 8192) == f"split_k=3: config {c.name!r} splits K over 1, 2, 4 warps of a CTA"
+        assert "into at most 2 parts" in c.split_violation(4, 2048)
 
 
 def test_a_gemv_row_of_another_format_is_refused():
     from nvfp4_gemm.configs import _check_row
 
-    row = {"name": "sm90_gemv_1x4x32", "family": "sm90", "tile": [1, 4, 32], "cluster": [1, 1], "mma": "gemv"}
+    row = {"name": "sm90_gemv_1x4x1024", "family": "sm90", "tile": [1, 4, 1024], "cluster": [1, 1], "mma": "gemv"}
     with pytest.raises(ValueError, match=r"the sm90 gemv kernel takes the formats .*bf16xnvfp4.*, got 'nvfp4'"):
         _check_row(row, 0)
 
@@ -71,7 +78,8 @@ def test_resolver_takes_the_gemv_where_it_was_measured_faster(fmt):
     for m, tile_m in ((1, 1), (2, 4), (4, 4)):
         resolution = resolver._resolve(m, small_n, small_k, 1, "bfloat16", 9, 132, None, None, (), fmt)
         assert resolution.config.mma == "gemv" and resolution.config.tile[0] == tile_m, resolution
-        assert resolution.split_k == 1 and "weight-only GEMV" in resolution.reason
+        # 528 groups of 4 rows: 4 warps each reach 16 warps per SM on 132 SMs
+        assert resolution.split_k == 4 and "weight-only GEMV" in resolution.reason
     # a large layer, five tokens, or a K under the chain's bound: the direct kernel
     for m, n, k in ((1, 28672, 8192), (5, small_n, small_k), (1, 4096, 512)):
         resolution = resolver._resolve(m, n, k, 1, "bfloat16", 9, 132, None, None, (), fmt)
@@ -86,25 +94,25 @@ def test_resolver_takes_the_gemv_where_it_was_measured_faster(fmt):
 
 @pytest.mark.parametrize("config", [c.name for c in gemv_rows()])
 def test_gemv_is_exact(config):
-    """Every token count the row takes, K at its bound, past one 4096-element sweep of the CTA (two chunks per
-    thread) and off a multiple of 128, a batch, padding scale bytes that must be ignored, every output dtype, a
-    per-column alpha; outputs poisoned first."""
+    """Every token count the row takes, every split it runs, K at its bound, off a multiple of 1024 and of 128
+    (lanes without a last chunk), N off a CTA's rows (groups past N), a batch, padding scale bytes that must be
+    ignored, every output dtype, a per-column alpha; outputs poisoned first."""
     device = hopper_or_skip()
     row = load_table().by_name(config)
     cases = [(m, 8, 544, None, 0x38, False) for m in range(1, row.tile[0] + 1)]
-    cases += [(row.tile[0], 136, 4128, 2, 0x00, False), (1, 264, 800, None, 0x38, True),
+    cases += [(row.tile[0], 136, 4128, 2, 0x00, False), (1, 264, 800, None, 0x38, True), (1, 72, 2080, None, 0x00, False),
               (row.tile[0], 1032, 8192, None, 0x38, True)]
     for seed, (m, n, k, l, padding, per_column) in enumerate(cases):
         kwargs = dict(format=row.format, with_alpha=True, alpha_per_column=per_column, padding_byte=padding)
         cpu = random_operands(m, n, k, l, seed=300 + seed, **kwargs)
         ops = random_operands(m, n, k, l, seed=300 + seed, device=device, **kwargs)
         shape = (m, n) if l is None else (l, m, n)
-        for out_dtype in (torch.float16, torch.bfloat16, torch.float32):
+        for split, out_dtype in itertools.product(row.split_options(k), (torch.float16, torch.bfloat16, torch.float32)):
             out = poisoned(shape, out_dtype, device)
-            nvfp4_gemm.gemm(ops.a, ops.b, None, ops.b_scale, ops.alpha, out=out, config=config)
-            check_exact(out, cpu, f"{config} {(m, n, k, l)} {out_dtype}")
-            again = nvfp4_gemm.gemm(ops.a, ops.b, None, ops.b_scale, ops.alpha, out_dtype, config=config)
-            assert torch.equal(again, out), f"{config} {(m, n, k, l)} is not reproducible"
+            nvfp4_gemm.gemm(ops.a, ops.b, None, ops.b_scale, ops.alpha, out=out, config=config, split_k=split)
+            check_exact(out, cpu, f"{config} split {split} {(m, n, k, l)} {out_dtype}")
+            again = nvfp4_gemm.gemm(ops.a, ops.b, None, ops.b_scale, ops.alpha, out_dtype, config=config, split_k=split)
+            assert torch.equal(again, out), f"{config} split {split} {(m, n, k, l)} is not reproducible"
 
 
 @pytest.mark.parametrize("fmt", GEMV_FORMATS)
@@ -118,5 +126,8 @@ def test_gemv_refuses_what_it_cannot_take_before_a_launch(fmt):
     with pytest.raises(ValueError, match=r"needs K >= 544"):
         nvfp4_gemm.gemm(ops.a, ops.b, None, ops.b_scale, config=row.name)
     ops = random_operands(1, 8, 1024, seed=9, format=fmt, device=device)
-    with pytest.raises(ValueError, match=r"has no split-K"):
+    with pytest.raises(ValueError, match=r"split_k=2: config .* splits K=1024 into at most 1 parts"):
         nvfp4_gemm.gemm(ops.a, ops.b, None, ops.b_scale, config=row.name, split_k=2)
+    ops = random_operands(1, 8, 4096, seed=9, format=fmt, device=device)
+    with pytest.raises(ValueError, match=r"split_k=3: config .* splits K over 1, 2, 4 warps of a CTA"):
+        nvfp4_gemm.gemm(ops.a, ops.b, None, ops.b_scale, config=row.name, split_k=3)

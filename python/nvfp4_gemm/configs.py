@@ -65,24 +65,34 @@ class Config:
     @property
     def takes_split_k(self) -> bool:
         """Whether the kernel takes a run-time split-K count (chosen by the resolver)."""
-        limits = self.family_info.kind_limits.get(self.mma)
-        return self.scheduler in self.family_info.split_k_schedulers and (limits is None or limits.split_k)
+        return self.scheduler in self.family_info.split_k_schedulers
 
     def max_split_k(self, k: int) -> int:
         """The largest split-K count the kernel accepts for K: one split per K tile at most. The one
         bound on split_k: the resolver, the tuner, `gemm` and the launchers' own checks agree with it."""
         if not self.takes_split_k:
             return 1
-        return -(-k // self.tile[2])
+        splits = self.kind_splits
+        return min(-(-k // self.tile[2]), max(splits) if splits else k)
+
+    @property
+    def kind_splits(self) -> tuple[int, ...]:
+        """The split-K counts the row's MMA kind runs (families.KindLimits.splits); empty: any."""
+        limits = self.family_info.kind_limits.get(self.mma)
+        return limits.splits if limits is not None else ()
 
     def split_options(self, k: int) -> tuple[int, ...]:
         """The split-K counts worth trying for K (all within max_split_k): (1,) without split-K."""
-        return tuple(s for s in SPLIT_K_CHOICES if s <= self.max_split_k(k))
+        return tuple(s for s in SPLIT_K_CHOICES
+                     if s <= self.max_split_k(k) and (not self.kind_splits or s in self.kind_splits))
 
     def split_violation(self, split_k: int, k: int) -> Optional[str]:
         """None if the kernel runs K in `split_k` parts, else the rule it breaks (a sentence)."""
         if split_k > 1 and not self.takes_split_k:
             return f"split_k={split_k}: config {self.name!r} has no split-K (pass split_k=None or 1)"
+        if self.kind_splits and split_k not in self.kind_splits:
+            return (f"split_k={split_k}: config {self.name!r} splits K over "
+                    f"{', '.join(map(str, self.kind_splits))} warps of a CTA")
         if split_k > self.max_split_k(k):
             return (
                 f"split_k={split_k}: config {self.name!r} splits K={k} into at most {self.max_split_k(k)} parts "

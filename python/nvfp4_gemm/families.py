@@ -26,12 +26,13 @@ __all__ = [
 @dataclass(frozen=True)
 class KindLimits:
     """What an MMA kind takes that its family's other kinds do not restrict: its formats, whether a call's M must
-    fit in one tile M (no token tiles across the grid), the smallest K it accepts and whether it splits K."""
+    fit in one tile M (no token tiles across the grid), the smallest K it accepts and the split-K counts it runs
+    (empty: the family's)."""
 
     formats: tuple
     tokens_within_tile: bool = False
     min_k: int = 0
-    split_k: bool = True
+    splits: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -175,11 +176,12 @@ FAMILIES = (
         # wgmma: [tokens, weight rows, K stage]; the accumulators, tokens x weight rows / 256 FP32 per
         # consumer thread, must fit in registers, so at most 128 x 256 or 256 x 128. direct (decode): 16
         # tokens x 128 weight rows per CTA, K in chunks of 128, its split-K unit. gemv (weight-only decode on
-        # the CUDA cores, sm90/gemv.cuh): at most tile M tokens x 4 weight rows per CTA, 32-element chunks.
+        # the CUDA cores, sm90/gemv.cuh): at most tile M tokens x 4 weight rows per warp group, K in sweeps of a
+        # warp (32 lanes x 32 elements), its split unit (split = warps per group).
         tiles={
             "wgmma": ((64, 128, 128), (128, 128, 128), (256, 128, 128), (64, 256, 128), (128, 256, 128)),
             "direct": ((16, 128, 128),),
-            "gemv": ((1, 4, 32), (4, 4, 32)),
+            "gemv": ((1, 4, 1024), (4, 4, 1024)),
         },
         # "prepass": the wgmma kernel reads tokens dequantized once per call (names of tuned tables
         # measured with the in-CTA kernels of Hopper v3-v5 stay unknown instead of meaning another kernel)
@@ -192,12 +194,12 @@ FAMILIES = (
         # e2m1 x 2^e over ue8m0's range); MXFP4 x MXFP4 and MXFP8 x MXFP4 through the bf16 x MXFP4 kernels
         # (a prepass dequantizes the MX tokens exactly to bf16)
         formats=("nvfp4", "fp16xnvfp4", "bf16xnvfp4", "bf16xmxfp4", "mxfp4", "mxfp8xmxfp4"),
-        # The GEMV multiplies 16-bit tokens as given, every call's tokens in one CTA, K whole per CTA; its FP32
-        # chain (32 FFMA per chunk a thread owns, shuffles, the warps' sum, alpha) fits the earned tolerance's
-        # rounding count from K = 544 on (sm90/gemv.cuh; tests/test_gemv.py checks the count for every K).
+        # The GEMV multiplies 16-bit tokens as given, every call's tokens in one CTA, K split over 1, 2 or 4 of
+        # its warps; its FP32 chain (32 FFMA per chunk a lane owns, shuffles, the warps' sum, alpha) fits the
+        # earned tolerance's rounding count from K = 544 on (sm90/gemv.cuh; tests/test_gemv.py checks every K).
         kind_limits={
             "gemv": KindLimits(formats=("fp16xnvfp4", "bf16xnvfp4", "bf16xmxfp4"), tokens_within_tile=True, min_k=544,
-                               split_k=False),
+                               splits=(1, 2, 4)),
         },
     ),
     Family(

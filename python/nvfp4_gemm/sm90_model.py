@@ -25,8 +25,10 @@ DIRECT_MIN_CHUNKS_PER_SPLIT = 4
 
 # weight-only GEMV (gemv.cuh): taken over the direct kernel when the call's tokens fit its tile and the layer
 # holds at most this many weights (N x K x L): there the direct kernel's fixed costs outweigh what its
-# tensor cores save. PROVISIONAL until the H200 sweep.
+# tensor cores save. PROVISIONAL until the H200 sweep. Its split (warps per 4-row group) is the smallest
+# that gives the grid GEMV_WARPS_PER_SM warps per SM.
 GEMV_MAX_WEIGHTS = 40_000_000
+GEMV_WARPS_PER_SM = 16
 
 # wgmma kernel (wgmma_gemm.cuh, one CTA per SM): a cost model fitted by benchmarks/fit_sm90_model.py to
 # every candidate a Hopper sweep timed (benchmarks/sweep_hopper.py, benchmarks/weight_only_bench.py; the
@@ -97,6 +99,15 @@ def _direct_split(config: Config, m: int, n: int, k: int, l: int, sm_count: int)
     )
 
 
+def _gemv_split(config: Config, m: int, n: int, k: int, l: int, sm_count: int) -> tuple[int, str]:
+    groups = -(-n // config.tile[1]) * l
+    wanted = GEMV_WARPS_PER_SM * sm_count
+    allowed = [s for s in config.kind_splits if s <= config.max_split_k(k)]
+    split = next((s for s in allowed if groups * s >= wanted), allowed[-1])
+    return split, (f"split_k={split}: {groups} groups of {config.tile[1]} rows x {split} warps on {sm_count} SMs "
+                   f"(wanted {GEMV_WARPS_PER_SM} warps per SM; at most {allowed[-1]} warps for K={k})")
+
+
 def wgmma_terms(config: Config, m: int, n: int, k: int, l: int, split_k: int,
                 sm_count: int) -> tuple[float, float, float, float]:
     """The wgmma cost model's variables for one (config, split_k): (waves x stages per CTA, 1 if a split
@@ -126,8 +137,8 @@ def _wgmma_best_split(config: Config, m: int, n: int, k: int, l: int, sm_count: 
 
 def split_for(config: Config, m: int, n: int, k: int, l: int, out_dtype: str, sm_count: int) -> tuple[int, str]:
     """The split-K count `config` runs the shape with, and why."""
-    if not config.takes_split_k:
-        return 1, f"split_k=1: {config.name} has no split-K"
+    if config.mma == "gemv":
+        return _gemv_split(config, m, n, k, l, sm_count)
     if config.mma == "direct":
         return _direct_split(config, m, n, k, l, sm_count)
     split_k, us = _wgmma_best_split(config, m, n, k, l, sm_count)

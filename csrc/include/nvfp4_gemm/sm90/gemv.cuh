@@ -3,18 +3,19 @@
 // costs (token staging, split-K reduction) weigh more than its tensor cores save (perf notes, "A CUDA-core
 // W4A16 GEMV at M = 1" and "The weight-only GEMV in the library").
 //
-// Work: a CTA of 128 threads owns kRows weight rows and the whole K; thread t takes the 32-element chunks
-// t, t + 128, ... of each row (one 16-byte load per row and chunk: a warp reads 512 contiguous bytes of a
-// row). A chunk's four words are dequantized to 16-bit pairs exactly as the MMA kernels do (Weights<...>,
-// pair i = elements i, i + 4 of a word), each pair unpacked to FP32 and multiplied into the tokens with
-// FFMA: every product 16-bit x (e2m1 x scale) is exact in FP32. No split-K: the warps' sums meet through
-// shuffles and shared memory in a fixed order (deterministic).
+// Work: a CTA of 128 threads (4 warps) forms groups of `split` warps (1, 2 or 4: the launch's split_k, the
+// K split inside the CTA); a group owns kRows = 4 weight rows and the whole K, and lane l of its warp w takes
+// the 32-element chunks 32 w + l, + 32 split, ... of each row (one 16-byte load per row and chunk: a warp reads
+// 512 contiguous bytes of a row). A chunk's four words are dequantized to 16-bit pairs exactly as the MMA
+// kernels do (Weights<...>, pair i = elements i, i + 4 of a word), each pair unpacked to FP32 and multiplied
+// into the tokens with FFMA: every product 16-bit x (e2m1 x scale) is exact in FP32. The group's warps meet in
+// shared memory in a fixed order (deterministic); no partials leave the CTA.
 //
-// The FP32 chain of one output: 32 FFMA per chunk a thread owns (ceil(K / 4096) chunks), five shuffle
-// additions, the 4-warp sum (two on any path) and alpha: 32 ceil(K / 4096) + 8 roundings. The earned
-// tolerance counts K / 16 + K / 128 + 2 (tools/testing.py fp32_roundings), which covers it from
-// K = kMinK on; below it a thread's 32 products in a row are a longer chain than the tolerance's, so the
-// config refuses such K (python/nvfp4_gemm/families.py, gemv_min_k, says the same).
+// The FP32 chain of one output: 32 FFMA per chunk a lane owns (ceil(K / (1024 split)) chunks), five shuffle
+// additions, log2(split) in the group's warp sum and alpha. The earned tolerance counts K / 16 + K / 128 + 2
+// (tools/testing.py fp32_roundings), which covers it for every split from K = kMinK on (tests/test_gemv.py
+// checks every K); below it a lane's 32 products in a row are a longer chain than the tolerance's, so the
+// rows refuse such K (python/nvfp4_gemm/families.py, the gemv KindLimits, says the same).
 #pragma once
 
 #include "nvfp4_gemm/sm90/common.cuh"
@@ -26,9 +27,10 @@ namespace nvfp4_gemm::sm90 {
 namespace gemv {
 constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / 32;
-constexpr int kChunkK = 32;              // elements per thread, row and step
+constexpr int kMaxSplit = kWarps;         // warps of one group (split_k 1, 2, 4)
+constexpr int kChunkK = 32;               // elements per lane, row and step
 constexpr int kChunkBytes = kChunkK / 2;  // one 16-byte load
-constexpr int kMinK = 544;               // the smallest K whose chain the earned tolerance covers (above)
+constexpr int kMinK = 544;                // the smallest K whose chain the earned tolerance covers (above)
 
 // A pair of 16-bit values (low half = first element) -> two FP32 values, exactly.
 __device__ __forceinline__ float2 to_float2(std::uint32_t pair, __nv_bfloat16) {
@@ -39,18 +41,28 @@ __device__ __forceinline__ float2 to_float2(std::uint32_t pair, __half) {
 }
 }  // namespace gemv
 
+// Weight rows per CTA at a split: kRows per group, kWarps / split groups.
+template <int kRows>
+__host__ __device__ constexpr int gemv_rows_per_cta(int split) {
+  return kRows * (gemv::kWarps / split);
+}
+
 template <int kTileM, int kRows, class ElementOut, class TokenT, class WeightBlock>
 __global__ void __launch_bounds__(gemv::kThreads) gemv_kernel(const DequantGemmParams p) {
   using namespace detail;
   static_assert(std::is_same_v<TokenT, __half> || std::is_same_v<TokenT, __nv_bfloat16>,
                 "the GEMV takes 16-bit tokens as given (weight-only formats)");
-  static_assert(kRows == 4, "N is a multiple of 4 (the op's rule): whole CTAs of 4 rows, one output group");
+  static_assert(kRows == 4, "N is a multiple of 4 (the op's rule): whole groups of 4 rows, one output float4");
   using W = Weights<WeightBlock, TokenT>;
   using Element = MmaElement<TokenT>;
   constexpr bool kMx = WeightBlock::kValuesPerScale == 32;
   static_assert(kMx || WeightBlock::kValuesPerScale == 16, "NVFP4 or MX weights");
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int n0 = blockIdx.x * kRows, batch = blockIdx.z;
+  const int split = p.split_k, groups = gemv::kWarps / split;
+  const int group = warp / split, k_lane = (warp % split) * 32 + lane, k_lanes = 32 * split;
+  const int n0 = (blockIdx.x * groups + group) * kRows;
+  const bool active = n0 < p.n;  // warp-uniform: a last CTA's groups past N only meet the barrier
+  const int batch = blockIdx.z;
   const int chunks = p.k / gemv::kChunkK;
   const long long k_bytes = p.k / 2;
   const int tile_cols = p.scale_cols_padded / 4;  // 512-byte scale tiles per 128-row block
@@ -59,7 +71,7 @@ __global__ void __launch_bounds__(gemv::kThreads) gemv_kernel(const DequantGemmP
   const std::uint8_t* s_row[kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
-    const int row = n0 + r;  // < N: N % 4 == 0 and the grid has N / 4 CTAs
+    const int row = active ? n0 + r : 0;  // n0 + r < N: N % 4 == 0
     w_row[r] = p.b + (static_cast<long long>(batch) * p.n + row) * k_bytes;
     s_row[r] = p.b_scale + batch * p.b_scale_batch +
                static_cast<long long>(row >> 7) * tile_cols * kScaleChunk + (row & 31) * 16 + ((row >> 5) & 3) * 4;
@@ -73,7 +85,7 @@ __global__ void __launch_bounds__(gemv::kThreads) gemv_kernel(const DequantGemmP
 #pragma unroll
     for (int r = 0; r < kRows; ++r) acc[j][r] = 0.0f;
 
-  for (int c = tid; c < chunks; c += gemv::kThreads) {
+  for (int c = active ? k_lane : chunks; c < chunks; c += k_lanes) {
     // the chunk's weights (streamed: read once) and scales: NVFP4 columns 2c, 2c + 1 (adjacent bytes of one
     // blocked tile), MX column c
     uint4 words[kRows];
@@ -130,10 +142,9 @@ __global__ void __launch_bounds__(gemv::kThreads) gemv_kernel(const DequantGemmP
     }
   }
 
-  // warp sums, then the four warps' in a fixed order, into the epilogue's FP32 tile [token][row]
-  constexpr int kPitch = kEpiloguePitch<kRows>;
+  // warp sums; then per (token, group) one thread adds the group's warps in a fixed tree order and stores
+  // the group's 4 outputs (alpha and the weights' power of two, one rounding)
   __shared__ float warp_sums[gemv::kWarps][kTileM][kRows];
-  __shared__ __align__(16) float tile[kTileM * kPitch];
 #pragma unroll
   for (int j = 0; j < kTileM; ++j)
 #pragma unroll
@@ -144,13 +155,23 @@ __global__ void __launch_bounds__(gemv::kThreads) gemv_kernel(const DequantGemmP
       if (lane == 0) warp_sums[warp][j][r] = v;
     }
   __syncthreads();
-  if (tid < kTileM * kRows) {
-    const int j = tid / kRows, r = tid % kRows;
-    tile[j * kPitch + r] = (warp_sums[0][j][r] + warp_sums[1][j][r]) + (warp_sums[2][j][r] + warp_sums[3][j][r]);
+  if (tid >= kTileM * groups) return;
+  const int j = tid / groups, g = tid % groups;
+  const int out_n0 = (blockIdx.x * groups + g) * kRows;
+  if (j >= tokens || out_n0 >= p.n) return;
+  float sums[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const int w0 = g * split;
+    float v = warp_sums[w0][j][r];
+    if (split == 2) v += warp_sums[w0 + 1][j][r];
+    if (split == 4) v = (v + warp_sums[w0 + 1][j][r]) + (warp_sums[w0 + 2][j][r] + warp_sums[w0 + 3][j][r]);
+    sums[r] = v;
   }
-  __syncthreads();
-  finish_tile<kTileM, gemv::kThreads, ElementOut, CtaSync, kRows>(p, tile, tid, CtaSync{},
-                                                                  W::kRescale * Tokens<TokenT>::kRescale);
+  const float product_rescale = W::kRescale * Tokens<TokenT>::kRescale;
+  ElementOut* out = static_cast<ElementOut*>(p.out) + (static_cast<long long>(batch) * p.m + j) * p.n;
+  store_out4<ElementOut>(p, out, out_n0, make_float4(sums[0], sums[1], sums[2], sums[3]),
+                         output_scale(p, product_rescale), product_rescale);
 }
 
 }  // namespace nvfp4_gemm::sm90

@@ -96,8 +96,10 @@ template <int kTileM, class ElementOut, Kind kKind, int kTileN = detail::kTileN,
           class WeightBlock = Nvfp4Format>
 struct DequantGemm {
   static_assert(kTileN == detail::kTileN || kKind != Kind::kDirect, "the direct kernel has 128-row tiles");
-  // K per unit of split-K work: a pipeline stage, or a chunk of the direct kernel (the GEMV has no split-K)
-  static constexpr int kSplitUnitK = kKind == Kind::kDirect ? direct::kChunkK : detail::kStageK;
+  // K per unit of split-K work: a pipeline stage, a chunk of the direct kernel, a warp's sweep of the GEMV
+  static constexpr int kSplitUnitK = kKind == Kind::kDirect ? direct::kChunkK
+                                     : kKind == Kind::kGemv ? 32 * gemv::kChunkK
+                                                            : detail::kStageK;
   // MX tokens (MXFP4 x MXFP4, MXFP8 x MXFP4): the GEMM kernel is the weight-only bf16 x MXFP4 one, reading
   // the prepass's exact bf16 tokens (mx_tokens_kernel)
   static constexpr bool kMxTokens = std::is_same_v<WeightBlock, MxFormat> &&
@@ -190,7 +192,9 @@ struct DequantGemm {
       return {false, kScaledTokens ? "block-scaled tokens need a_scale" : "16-bit tokens take no a_scale"};
     }
     const int split_k = ctx.split_k;
-    if (kKind == Kind::kGemv && split_k != 1) return {false, "the GEMV has no split-K (split_k must be 1)"};
+    if (kKind == Kind::kGemv && (split_k > gemv::kMaxSplit || (split_k & (split_k - 1)) != 0)) {
+      return {false, "the GEMV splits K over 1, 2 or 4 warps of a CTA (split_k 1, 2 or 4)"};
+    }
     if (split_k > (p.k + kSplitUnitK - 1) / kSplitUnitK) {
       return {false, "split_k larger than the number of K stages (128 elements)"};
     }
@@ -251,9 +255,11 @@ struct DequantGemm {
       }
     } else if constexpr (kKind == Kind::kGemv) {
       // 16-bit tokens from any kernel: a plain launch, like the direct kernel's weight-only rows
-      // (the grid: N / 4 row groups, one token tile (M <= tile M), L batches (split_k 1))
+      // (the grid: groups of 4 rows, 4 / split_k per CTA; one token tile (M <= tile M); L batches)
       const LaunchAttributes attributes{/*programmatic=*/false, /*cooperative=*/false, /*cluster_z=*/1};
-      if (launch_kernel(gemv_kernel<kTileM, kTileN, ElementOut, TokenT, WeightBlock>, grid, dim3(gemv::kThreads), 0,
+      const int rows_per_cta = gemv_rows_per_cta<kTileN>(split_k);
+      const dim3 gemv_grid((p.n + rows_per_cta - 1) / rows_per_cta, 1, p.l);
+      if (launch_kernel(gemv_kernel<kTileM, kTileN, ElementOut, TokenT, WeightBlock>, gemv_grid, dim3(gemv::kThreads), 0,
                         ctx.stream, attributes, params) != cudaSuccess) {
         return {false, "kernel launch failed"};
       }
