@@ -181,7 +181,7 @@ FAMILIES = (
         tiles={
             "wgmma": ((64, 128, 128), (128, 128, 128), (256, 128, 128), (64, 256, 128), (128, 256, 128)),
             "direct": ((16, 128, 128),),
-            "gemv": ((1, 4, 1024), (4, 4, 1024)),
+            "gemv": ((1, 4, 1024),),
         },
         # "prepass": the wgmma kernel reads tokens dequantized once per call (names of tuned tables
         # measured with the in-CTA kernels of Hopper v3-v5 stay unknown instead of meaning another kernel)

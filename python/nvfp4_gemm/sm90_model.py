@@ -2,11 +2,12 @@
 
 The resolver reaches it through the family descriptor (families.py, `model`): `pick` chooses among the
 family's configs that accept the shape, `split_for` chooses the split-K count of a config. Decode
-(M <= 16 tokens) runs the direct kernel, which fills the SMs' CTA slots with splits; from M = 17 up the
-wgmma configs are ranked by a cost model fitted to measured timings. Where the choices and constants
+(M <= 16 tokens) runs the direct kernel, which fills the SMs' CTA slots with splits (one token on a small
+layer: the weight-only GEMV, GEMV_MAX_WEIGHTS); from M = 17 up the wgmma configs are ranked by a cost model
+fitted to measured timings. Where the choices and constants
 come from (the measurements, their dates, how close the picks are to the measured best):
 docs/perf_notes.md, "Hopper v5", "Hopper v6" ("The resolver's sm90 model") and "Hopper v9" (the cluster
-split-K route and the constants below).
+split-K route and the constants below), "The weight-only GEMV in the library" (the GEMV's rule).
 """
 
 from __future__ import annotations
@@ -23,12 +24,15 @@ __all__ = [
 DIRECT_CTAS_PER_SM = 2
 DIRECT_MIN_CHUNKS_PER_SPLIT = 4
 
-# weight-only GEMV (gemv.cuh): taken over the direct kernel when the call's tokens fit its tile and the layer
-# holds at most this many weights (N x K x L): there the direct kernel's fixed costs outweigh what its
-# tensor cores save. PROVISIONAL until the H200 sweep. Its split (warps per 4-row group) is the smallest
-# that gives the grid GEMV_WARPS_PER_SM warps per SM.
-GEMV_MAX_WEIGHTS = 40_000_000
-GEMV_WARPS_PER_SM = 16
+# weight-only GEMV (gemv.cuh, one token): taken over the direct kernel when the layer holds at most
+# GEMV_MAX_WEIGHTS weights (N x K x L), where the direct kernel's fixed costs (token staging, cross-CTA split-K)
+# outweigh what its tensor cores save. H200 device times, 20 layers at M = 1 (2026-11-28, docs/h200-2026-11-28d/
+# gemv/): the GEMV is 1.05-1.50x the direct kernel on the 13 layers of 2.1-26.2 M weights (a tie, 0.99x, on
+# 8192 x 2048), 0.83-0.93x on the 7 of 33.6 M and more. Its split (warps per 4-row group) is the smallest
+# that gives the grid GEMV_WARPS_PER_SM warps per SM (within K's bound): the measured best split on each of
+# those 13 layers.
+GEMV_MAX_WEIGHTS = 30_000_000
+GEMV_WARPS_PER_SM = 15
 
 # wgmma kernel (wgmma_gemm.cuh, one CTA per SM): a cost model fitted by benchmarks/fit_sm90_model.py to
 # every candidate a Hopper sweep timed (benchmarks/sweep_hopper.py, benchmarks/weight_only_bench.py; the
