@@ -46,6 +46,26 @@ def test_min_k_is_where_the_chain_fits_the_earned_count():
     assert re.search(r"constexpr int kMinK = (\d+);", HEADER.read_text()).group(1) == str(LIMITS.min_k)
 
 
+def test_launch_grid_is_the_launchers():
+    """The GEMV's grid as the launcher makes it (4 warps per CTA, the header's kThreads / 32): the row groups
+    over the CTAs, L along z (no split there)."""
+    assert re.search(r"constexpr int kThreads = (\d+);", HEADER.read_text()).group(1) == str(
+        32 * sm90_model.GEMV_WARPS_PER_CTA)
+    row = gemv_rows()[0]
+    assert [sm90_model.launch_grid(row, 1, 2112, 3, s) for s in (1, 2, 4)] == [(132, 1, 3), (264, 1, 3), (528, 1, 3)]
+    assert sm90_model.launch_grid(row, 1, 136, 1, 1) == (9, 1, 1)  # a last CTA with groups past N
+
+
+def test_a_batch_past_the_grid_limit_is_refused_naming_l():
+    from nvfp4_gemm._checks import GemmShape, check_kernel_limits
+
+    row = gemv_rows("bf16xnvfp4")[0]
+    shape = GemmShape(m=1, n=8, k=4096, l=70000, batched=True, format=nvfp4_gemm.dtypes.gemm_format("bf16xnvfp4"))
+    with pytest.raises(ValueError, match=r"gridDim.z = L exceeds CUDA's limit of 65535; at split_k=4 a call runs at "
+                                         r"most L=65535 batches"):
+        check_kernel_limits(row, shape, 4)
+
+
 def test_rows_and_their_limits():
     rows = gemv_rows()
     assert sorted({c.format for c in rows}) == sorted(GEMV_FORMATS)

@@ -368,9 +368,11 @@ def check_kernel_limits(config: "Config", shape: GemmShape, split_k: int) -> Non
             f"at most {MAX_GRID_YZ * tile} rows of {rows} per call: split the call"
         )
     if grid[2] > MAX_GRID_YZ:
+        per_batch = grid[2] // l  # split_k, or 1 where the split stays inside a CTA (the sm90 GEMV)
+        z = "L * split_k" if per_batch == split_k else "L"
         raise ValueError(
-            f"{where}: gridDim.z = L * split_k exceeds CUDA's limit of {MAX_GRID_YZ}; at split_k={split_k} a call "
-            f"runs at most L={MAX_GRID_YZ // split_k} batches: split the batch"
+            f"{where}: gridDim.z = {z} exceeds CUDA's limit of {MAX_GRID_YZ}; "
+            f"at split_k={split_k} a call runs at most L={MAX_GRID_YZ // per_batch} batches: split the batch"
         )
     largest = config.family_info.max_scale_bytes
     if largest:

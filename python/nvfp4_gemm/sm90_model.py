@@ -15,7 +15,8 @@ from __future__ import annotations
 from .configs import Config
 
 __all__ = [
-    "GEMV_MAX_WEIGHTS", "grid_y_rows", "launch_grid", "pick", "split_for", "wgmma_cluster_route", "wgmma_terms", "wgmma_predict_us",
+    "GEMV_MAX_WEIGHTS", "GEMV_WARPS_PER_CTA", "GEMV_WARPS_PER_SM", "grid_y_rows", "launch_grid", "pick", "split_for",
+    "wgmma_cluster_route", "wgmma_terms", "wgmma_predict_us",
 ]
 
 # direct decode kernel (csrc/include/nvfp4_gemm/sm90/direct_gemm.cuh): __launch_bounds__(256, 2), 64 KB of
@@ -80,10 +81,18 @@ def wgmma_cluster_route(tiles: int, split_k: int, sm_count: int) -> bool:
     return 2 <= split_k <= MAX_CLUSTER_SPLIT and tiles * split_k <= wgmma_cluster_capacity(split_k, sm_count)
 
 
+# The GEMV's warps per CTA (gemv.cuh, gemv::kWarps): a CTA holds GEMV_WARPS_PER_CTA / split groups of rows.
+GEMV_WARPS_PER_CTA = 4
+
+
 def launch_grid(config: Config, m: int, n: int, l: int, split_k: int) -> tuple[int, int, int]:
     """The grid the launcher (csrc/include/nvfp4_gemm/sm90/launcher.cuh) launches: (weight tiles, token
-    tiles, L * split_k). (The token prepass runs a 1-D grid of L * M * K / 8192 CTAs: past 2^31 - 1 only
+    tiles, L * split_k); the GEMV's (CTAs of GEMV_WARPS_PER_CTA / split_k row groups, 1, L): its split stays
+    inside a CTA. (The token prepass runs a 1-D grid of L * M * K / 8192 CTAs: past 2^31 - 1 only
     for fp16 tokens of > 32 TB.)"""
+    if config.mma == "gemv":
+        rows_per_cta = config.tile[1] * (GEMV_WARPS_PER_CTA // split_k)
+        return -(-n // rows_per_cta), 1, l
     return -(-n // config.tile[1]), -(-m // config.tile[0]), l * split_k
 
 
