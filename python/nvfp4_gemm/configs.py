@@ -139,7 +139,8 @@ class Config:
             return f"N must be a multiple of {multiple} for the {self.family} {self.format} kernels, got N={n}"
         limits = self.family_info.kind_limits.get(self.mma)
         if limits is not None and limits.tokens_within_tile and m > self.tile[0]:
-            return f"config {self.name!r} takes at most {self.tile[0]} token{'s' if self.tile[0] > 1 else ''} (M <= its tile M), got M={m}"
+            tokens = f"{self.tile[0]} token{'s' if self.tile[0] > 1 else ''}"
+            return f"config {self.name!r} takes at most {tokens} (M <= its tile M), got M={m}"
         if limits is not None and k < limits.min_k:
             return (f"config {self.name!r} needs K >= {limits.min_k} (its FP32 accumulation chain within the earned "
                     f"tolerance), got K={k}")

@@ -99,7 +99,7 @@ class Family:
     # A module of nvfp4_gemm whose check_config(config) raises ValueError for the rows the family's own
     # rules refuse beyond this vocabulary (e.g. what fits in shared memory); "" for none.
     row_rules: str = ""
-    # MMA kinds with limits of their own (kind -> KindLimits): configs.Config.supports and takes_split_k read them.
+    # MMA kinds with limits of their own (kind -> KindLimits): configs.Config.supports and its split rules read them.
     kind_limits: dict = field(default_factory=dict)
 
     @property

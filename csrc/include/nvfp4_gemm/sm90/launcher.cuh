@@ -196,7 +196,7 @@ struct DequantGemm {
       return {false, "the GEMV splits K over 1, 2 or 4 warps of a CTA (split_k 1, 2 or 4)"};
     }
     if (split_k > (p.k + kSplitUnitK - 1) / kSplitUnitK) {
-      return {false, "split_k larger than the number of K stages (128 elements)"};
+      return {false, "split_k larger than the number of K split units (128 elements; the GEMV's 1024)"};
     }
     if (workspace_bytes(p, ctx.device_id, ctx.sm_count, split_k) > ctx.workspace_capacity) {
       return {false, "workspace smaller than the kernel needs"};
