@@ -205,7 +205,13 @@ def test_hopper_kernels_use_16bit_tensor_cores(sass_by_function):
     assert len(hmma) == sum(kind == "direct" for _, kind, *_ in distinct)
     assert not set(hgmma) & set(hmma)
     bf16 = [name for name, body in gemms.items() if re.search(r"\b(HGMMA\.64x\d+x16|HMMA\.16816)\.F32\.BF16\b", body)]
-    assert len(bf16) == sum(tokens == "bf16" for *_, tokens, _ in distinct)
+    assert len(bf16) == sum(tokens == "bf16" for _, kind, _, tokens, _ in distinct if kind != "gemv")
+    gemv = [name for name in gemms if "gemv_kernel" in name]
+    assert len(gemv) == sum(kind == "gemv" for _, kind, *_ in distinct)
+    for name in gemv:  # the CUDA cores: FFMA on exact FP32 products, 16-byte weight loads, no tensor-core MMA
+        body = gemms[name]
+        assert not re.search(r"\b(HMMA|HGMMA)\.", body), name
+        assert re.search(r"\bFFMA\b", body) and re.search(r"\bLDG\.E(\.\w+)*\.128\b", body), name
     for name in hmma:  # straight from global memory into registers (one 16-byte load per lane and weight row)
         body = gemms[name]
         assert re.search(r"\bLDG\.E(\.\w+)*\.128\b", body) and "LDGSTS" not in body, f"{name[:80]}... is not direct"
