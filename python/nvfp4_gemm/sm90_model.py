@@ -115,7 +115,7 @@ def _direct_split(config: Config, m: int, n: int, k: int, l: int, sm_count: int)
 def _gemv_split(config: Config, m: int, n: int, k: int, l: int, sm_count: int) -> tuple[int, str]:
     groups = -(-n // config.tile[1]) * l
     wanted = GEMV_WARPS_PER_SM * sm_count
-    allowed = [s for s in config.kind_splits if s <= config.max_split_k(k)]
+    allowed = config.split_options(k)
     split = next((s for s in allowed if groups * s >= wanted), allowed[-1])
     return split, (f"split_k={split}: {groups} groups of {config.tile[1]} rows x {split} warps on {sm_count} SMs "
                    f"(wanted {GEMV_WARPS_PER_SM} warps per SM; at most {allowed[-1]} warps for K={k})")
