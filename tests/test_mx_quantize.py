@@ -320,7 +320,8 @@ def test_host_hook_empty_input():
 def test_cuda_path_runs_the_kernel_it_names(monkeypatch, fmt):
     """quantization's CUDA path on the host: _C.quantize replaced by the host hook over the same
     pointers. The format code and scratch it passes give the reference's bytes (MX: no amax scratch,
-    no global scale pointer)."""
+    no global scale pointer). The scratch dict is the test's own: the faked device 0 and stream 0 are a
+    real GPU's default stream's key, and a host scratch left there would reach that GPU's kernels."""
     from nvfp4_gemm import _C, quantization
 
     launches = []
@@ -333,6 +334,8 @@ def test_cuda_path_runs_the_kernel_it_names(monkeypatch, fmt):
     monkeypatch.setattr(quantization, "_device_index", lambda device: 0)
     monkeypatch.setattr(quantization, "_supported_devices", {0})
     monkeypatch.setattr(quantization, "_current_stream", lambda index: 0)
+    host_scratch: dict = {}
+    monkeypatch.setattr(quantization, "_amax_scratch", host_scratch)
     x = spread_x(130, 96, seed=13, dtype=torch.bfloat16)
     partner = torch.tensor([0.5])
     signature = quantization.check_quantize_args(x, None, partner, fmt)
@@ -345,6 +348,7 @@ def test_cuda_path_runs_the_kernel_it_names(monkeypatch, fmt):
     code, gs, partials = launches[0]
     assert code == [f.name for f in OPERAND_FORMATS].index(fmt) and gs == 0
     assert (partials != 0) == (fmt == "nvfp4")
+    assert list(host_scratch) == ([(0, 0)] if fmt == "nvfp4" else [])
 
 
 # --- quantize -> gemm ------------------------------------------------------------------------------
