@@ -1,7 +1,8 @@
-// Weight-only GEMV of the sm90 family (the `sm90_gemv_*` configs): one to four 16-bit tokens against FP4
-// weights on the CUDA cores, for decode calls whose layers are small enough that the direct kernel's fixed
-// costs (token staging, split-K reduction) weigh more than its tensor cores save (perf notes, "A CUDA-core
-// W4A16 GEMV at M = 1" and "The weight-only GEMV in the library").
+// Weight-only GEMV of the sm90 family (the `sm90_gemv_*` configs): up to the row's tile M of 16-bit tokens
+// against FP4 weights on the CUDA cores, for decode calls whose layers are small enough that the direct
+// kernel's fixed costs (token staging, split-K reduction) weigh more than its tensor cores save (perf notes,
+// "A CUDA-core W4A16 GEMV at M = 1" and "The weight-only GEMV in the library"). The table has one-token rows
+// only: rows of 2 and 4 tokens were built and measured slower than the direct kernel on every layer.
 //
 // Work: a CTA of 128 threads (4 warps) forms groups of `split` warps (1, 2 or 4: the launch's split_k, the
 // K split inside the CTA); a group owns kRows = 4 weight rows and the whole K, and lane l of its warp w takes
