@@ -208,8 +208,9 @@ def test_inference_only_inputs_that_require_grad_are_named():
         nvfp4_gemm.quantize(linear.weight)
 
 
-def test_compiled_layer_matches_eager():
-    layer = NVFP4Linear.from_linear(random_linear(96, 48, True, torch.float16, seed=25))
+@pytest.mark.parametrize("activations", ["nvfp4", "bf16"])
+def test_compiled_layer_matches_eager(activations):
+    layer = NVFP4Linear.from_linear(random_linear(96, 48, True, torch.float16, seed=25), activations=activations)
     compiled = torch.compile(layer, fullgraph=True)
     x = random_input((3, 4, 96), torch.float16, seed=26)
     assert torch.equal(compiled(x), layer(x))

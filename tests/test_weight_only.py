@@ -278,8 +278,8 @@ def test_nvfp4linear_weight_only_runs_its_kernel(dtype):
 
 
 def test_layer_alpha_follows_its_weight_global_scale():
-    """The weight-only layer remembers 1 / weight_global_scale; a state-dict load or an in-place change
-    of the buffer gives the new value."""
+    """The weight-only layer remembers 1 / weight_global_scale; a state-dict load, an in-place change of
+    the buffer or another tensor in its place gives the new value."""
     torch.manual_seed(8)
     source = torch.nn.Linear(64, 16, bias=False).to(torch.bfloat16)
     layer = nvfp4_gemm.nn.NVFP4Linear.from_linear(source, activations="bf16")
@@ -293,6 +293,8 @@ def test_layer_alpha_follows_its_weight_global_scale():
                              nvfp4_gemm.formats.gemm_alpha(layer.weight_global_scale), torch.bfloat16)
     assert torch.equal(layer(x), halved) and not torch.equal(layer(x), other(x))
     assert not torch.equal(first, layer(x))
+    layer.weight_global_scale = other.weight_global_scale.clone()  # another tensor in the buffer's place
+    assert torch.equal(layer(x), other(x))
 
 
 def test_mx_weight_scales_outside_the_kernels_range_give_nan():

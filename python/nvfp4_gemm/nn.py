@@ -136,7 +136,7 @@ class NVFP4Linear(nn.Module):
             self.bias = nn.Parameter(torch.zeros(out_features, dtype=dtype, device=device), requires_grad=False)
         self._calibration_amax: Optional[torch.Tensor] = None  # set inside `calibrate`
         self._calibration_calls = 0
-        # weight-only alpha = 1 / weight_global_scale, remembered per (address, version) of that buffer: a
+        # weight-only alpha = 1 / weight_global_scale, remembered per (tensor, version) of that buffer: a
         # forward otherwise launches three small kernels for it (gemm_alpha)
         self._weight_only_alpha: Optional[tuple] = None
 
@@ -252,20 +252,25 @@ class NVFP4Linear(nn.Module):
         """x @ dequant(W).T with x as given, in x's dtype or `out_dtype` (a row shard's float32 partial)."""
         if x.dtype not in WEIGHT_ONLY_A_DTYPES:
             raise TypeError(f"activations='bf16' (weight-only) takes float16 or bfloat16 x, got {x.dtype}")
+        buffers = self._buffers  # not through nn.Module.__getattr__ (~0.5 us a lookup)
+        scale = buffers["weight_global_scale"]
+        if torch.compiler.is_compiling():
+            gemm_op, alpha = _TRACED_OPS[1], gemm_alpha(scale)
+        else:
+            gemm_op, alpha = _EAGER_OPS[1], self._weight_only_scale(scale)
         # x as given (a_scale None): the CPU reference, the Hopper and Blackwell sm100 kernels (the gemm op's
         # formats); elsewhere a clear error naming activations='nvfp4'
-        return torch.ops.nvfp4.gemm(x, self.weight, None, self.weight_scale, self._weight_only_scale(),
-                                    x.dtype if out_dtype is None else out_dtype)
+        return gemm_op(x, buffers["weight"], None, buffers["weight_scale"], alpha,
+                       x.dtype if out_dtype is None else out_dtype)
 
-    def _weight_only_scale(self) -> torch.Tensor:
-        scale = self.weight_global_scale
-        if torch.compiler.is_compiling():
-            return gemm_alpha(scale)
-        # an inference tensor has no version counter: its address alone (state-dict loads reset the cache)
-        key = (scale.device, scale.data_ptr(), None if scale.is_inference() else scale._version)
-        if self._weight_only_alpha is None or self._weight_only_alpha[0] != key:
-            self._weight_only_alpha = (key, gemm_alpha(scale))
-        return self._weight_only_alpha[1]
+    def _weight_only_scale(self, scale: torch.Tensor) -> torch.Tensor:
+        """1 / scale, remembered while the buffer is the same tensor at the same version (an inference
+        tensor has no version counter: the tensor alone; state-dict loads reset the memo)."""
+        version = None if scale.is_inference() else scale._version
+        memo = self._weight_only_alpha
+        if memo is None or memo[0] is not scale or memo[1] != version:
+            memo = self._weight_only_alpha = (scale, version, gemm_alpha(scale))
+        return memo[2]
 
 
 def fuse_linears(layers: "list[NVFP4Linear]") -> NVFP4Linear:
