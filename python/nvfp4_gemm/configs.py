@@ -76,15 +76,20 @@ class Config:
         return min(-(-k // self.tile[2]), max(splits) if splits else k)
 
     @property
+    def kind_limits(self) -> "Optional[families.KindLimits]":
+        """What the row's MMA kind takes beyond its family's rules (families.KindLimits), or None."""
+        return self.family_info.kind_limits.get(self.mma)
+
+    @property
     def kind_splits(self) -> tuple[int, ...]:
         """The split-K counts the row's MMA kind runs (families.KindLimits.splits); empty: any."""
-        limits = self.family_info.kind_limits.get(self.mma)
+        limits = self.kind_limits
         return limits.splits if limits is not None else ()
 
     def split_options(self, k: int) -> tuple[int, ...]:
         """The split-K counts worth trying for K (all within max_split_k): (1,) without split-K."""
-        return tuple(s for s in SPLIT_K_CHOICES
-                     if s <= self.max_split_k(k) and (not self.kind_splits or s in self.kind_splits))
+        bound, kind_splits = self.max_split_k(k), self.kind_splits
+        return tuple(s for s in SPLIT_K_CHOICES if s <= bound and (not kind_splits or s in kind_splits))
 
     def split_violation(self, split_k: int, k: int) -> Optional[str]:
         """None if the kernel runs K in `split_k` parts, else the rule it breaks (a sentence)."""
@@ -137,7 +142,7 @@ class Config:
         multiple = (self.family_info.format_n_alignment or {}).get(self.format, 1)
         if n % multiple:
             return f"N must be a multiple of {multiple} for the {self.family} {self.format} kernels, got N={n}"
-        limits = self.family_info.kind_limits.get(self.mma)
+        limits = self.kind_limits
         if limits is not None and limits.tokens_within_tile and m > self.tile[0]:
             tokens = f"{self.tile[0]} token{'s' if self.tile[0] > 1 else ''}"
             return f"config {self.name!r} takes at most {tokens} (M <= its tile M), got M={m}"
