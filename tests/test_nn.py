@@ -236,6 +236,65 @@ def test_readme_quantize_a_model_example():
     assert summary.quantized == ["0", "2"] and 0.05 < float(error) < 0.3
 
 
+def weight_only_reference(layer, x):
+    """x @ dequant(w).T with x as given, alpha = 1/gs_w rounded to fp32 (as the op takes it), one rounding."""
+    rows = x.reshape(-1, layer.in_features)
+    alpha = (1.0 / layer.weight_global_scale.double()).float().double()
+    exact = rows.double() @ formats.dequantize(layer.weight, layer.weight_scale, torch.float64).T * alpha
+    out = formats.round_once(exact, x.dtype)
+    if layer.bias is not None:
+        out = out + layer.bias.to(x.dtype)
+    return out.reshape(*x.shape[:-1], layer.out_features)
+
+
+LLAMA_PROJECTIONS = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+                     "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")
+
+
+@pytest.mark.parametrize("activations", ["nvfp4", "bf16"])
+def test_quantize_model_on_a_transformers_llama(activations):
+    """The README's transformers route, on a tiny random Llama (no download): quantize_model swaps every
+    projection and leaves lm_head; inside the model's own forward (3-D bf16 activations between attention,
+    norms and the MLP's gate) every swapped layer returns the exact reference of the input it was given; the
+    state dict loads into a model quantized from other weights and gives the same logits bit for bit; greedy
+    generation runs through the KV cache (one token per sequence and step)."""
+    transformers = pytest.importorskip("transformers", reason="quantize_model's transformers route")
+    config = transformers.LlamaConfig(vocab_size=256, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+
+    def llama(seed):
+        torch.manual_seed(seed)
+        return transformers.LlamaForCausalLM(config).to(torch.bfloat16).eval()
+
+    model = llama(0)
+    ids = torch.randint(0, config.vocab_size, (2, 9), generator=torch.Generator().manual_seed(1))
+    summary = nvfp4_gemm.quantize_model(model, activations=activations)
+    assert sorted(summary.quantized) == sorted(f"model.layers.{i}.{p}" for i in range(2) for p in LLAMA_PROJECTIONS)
+    assert summary.excluded == ["lm_head"] and not summary.skipped
+    assert type(model.lm_head) is nn.Linear
+
+    seen = []
+    layers = [m for m in model.modules() if isinstance(m, NVFP4Linear)]
+    hooks = [layer.register_forward_hook(lambda layer, args, out: seen.append((layer, args[0], out))) for layer in layers]
+    with torch.no_grad():
+        logits = model(ids).logits
+    for hook in hooks:
+        hook.remove()
+    assert len(seen) == len(layers) == 14
+    reference_of = w4a4_reference if activations == "nvfp4" else weight_only_reference
+    for layer, x, out in seen:
+        assert x.shape[:2] == (2, 9) and x.dtype == torch.bfloat16
+        assert torch.equal(out, reference_of(layer, x))
+
+    other = llama(1)
+    nvfp4_gemm.quantize_model(other, activations=activations)
+    other.load_state_dict(model.state_dict())
+    with torch.no_grad():
+        assert torch.equal(other(ids).logits, logits)
+        generated = model.generate(ids, max_new_tokens=4, do_sample=False, pad_token_id=0)
+    assert generated.shape == (2, 13) and torch.equal(generated[:, :9], ids)
+
+
 @pytest.mark.parametrize("activations", ["nvfp4", "bf16"])
 def test_fused_layers_equal_the_separate_layers(activations):
     """q/k/v quantized apart (three global scales) and fused: one GEMM with alpha per column gives the
