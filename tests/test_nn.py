@@ -251,42 +251,52 @@ LLAMA_PROJECTIONS = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
                      "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")
 
 
-@pytest.mark.parametrize("activations", ["nvfp4", "bf16"])
-def test_quantize_model_on_a_transformers_llama(activations):
-    """The README's transformers route, on a tiny random Llama (no download): quantize_model swaps every
-    projection and leaves lm_head; inside the model's own forward (3-D bf16 activations between attention,
-    norms and the MLP's gate) every swapped layer returns the exact reference of the input it was given; the
-    state dict loads into a model quantized from other weights and gives the same logits bit for bit; greedy
-    generation runs through the KV cache (one token per sequence and step)."""
+def tiny_llama(seed):
+    """A random bf16 transformers Llama of two layers (no download) and prompt ids for it; skips without
+    transformers."""
     transformers = pytest.importorskip("transformers", reason="quantize_model's transformers route")
     config = transformers.LlamaConfig(vocab_size=256, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
                                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    torch.manual_seed(seed)
+    model = transformers.LlamaForCausalLM(config).to(torch.bfloat16).eval()
+    ids = torch.randint(0, config.vocab_size, (2, 9), generator=torch.Generator().manual_seed(seed + 1))
+    return model, ids
 
-    def llama(seed):
-        torch.manual_seed(seed)
-        return transformers.LlamaForCausalLM(config).to(torch.bfloat16).eval()
 
-    model = llama(0)
-    ids = torch.randint(0, config.vocab_size, (2, 9), generator=torch.Generator().manual_seed(1))
+def record_layer_calls(model):
+    """Forward hooks on every NVFP4Linear of `model` appending (layer, input, output) per call: the list and
+    the hooks' handles."""
+    calls = []
+    handles = [m.register_forward_hook(lambda layer, args, out: calls.append((layer, args[0], out)))
+               for m in model.modules() if isinstance(m, NVFP4Linear)]
+    return calls, handles
+
+
+@pytest.mark.parametrize("activations", ["nvfp4", "bf16"])
+def test_quantize_model_on_a_transformers_llama(activations):
+    """The README's transformers route, on a tiny random Llama: quantize_model swaps every projection and
+    leaves lm_head; inside the model's own forward (3-D bf16 activations between attention, norms and the
+    MLP's gate) every swapped layer returns the exact reference of the input it was given; the state dict
+    loads into a model quantized from other weights and gives the same logits bit for bit; greedy generation
+    runs through the KV cache (one token per sequence and step). tests/test_quantize_gpu.py runs it on a GPU."""
+    model, ids = tiny_llama(seed=0)
     summary = nvfp4_gemm.quantize_model(model, activations=activations)
     assert sorted(summary.quantized) == sorted(f"model.layers.{i}.{p}" for i in range(2) for p in LLAMA_PROJECTIONS)
     assert summary.excluded == ["lm_head"] and not summary.skipped
     assert type(model.lm_head) is nn.Linear
 
-    seen = []
-    layers = [m for m in model.modules() if isinstance(m, NVFP4Linear)]
-    hooks = [layer.register_forward_hook(lambda layer, args, out: seen.append((layer, args[0], out))) for layer in layers]
+    seen, hooks = record_layer_calls(model)
     with torch.no_grad():
         logits = model(ids).logits
     for hook in hooks:
         hook.remove()
-    assert len(seen) == len(layers) == 14
+    assert len(seen) == len(hooks) == 14
     reference_of = w4a4_reference if activations == "nvfp4" else weight_only_reference
     for layer, x, out in seen:
         assert x.shape[:2] == (2, 9) and x.dtype == torch.bfloat16
         assert torch.equal(out, reference_of(layer, x))
 
-    other = llama(1)
+    other, _ = tiny_llama(seed=5)
     nvfp4_gemm.quantize_model(other, activations=activations)
     other.load_state_dict(model.state_dict())
     with torch.no_grad():

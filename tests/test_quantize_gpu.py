@@ -19,6 +19,7 @@ from nvfp4_gemm.testing import Operands
 from conftest import op_raises
 from test_gpu import check_exact, supported_gpu_or_skip
 from test_mx_quantize import assert_mx_bitwise, mx_reference
+from test_nn import record_layer_calls, tiny_llama
 from test_quantize import SUBNORMAL_STATIC_GS, assert_bitwise_equal, random_x, special_x, subnormal_x, tagged_indices
 
 
@@ -320,6 +321,37 @@ def test_nvfp4_linear_on_the_gpu_matches_the_exact_layer():
         out = gpu_layer(x_cpu.to(device))
     q = formats.quantize_reference(x_cpu, None, cpu_layer.weight_global_scale)
     check_exact(out.cpu(), Operands(q[0], cpu_layer.weight, q[1], cpu_layer.weight_scale, q[3]), torch.bfloat16)
+
+
+@pytest.mark.parametrize("activations", ["nvfp4", "bf16"])
+def test_quantize_model_on_a_transformers_llama_on_the_gpu(activations):
+    """tests/test_nn.py's tiny Llama on the GPU's kernels: every swapped layer, in the model's forward over the
+    prompt and in greedy generation's one-token steps, within the earned tolerance of the exact reference of
+    the input it was given (W4A4: that input quantized by the CPU reference, which the kernel equals bit for
+    bit; W4A16: the input as given)."""
+    device = supported_gpu_or_skip()
+    family = nvfp4_gemm.families.for_sm_major(torch.cuda.get_device_capability(device)[0])
+    if activations == "bf16" and "bf16xnvfp4" not in family.formats:
+        pytest.skip(f"the {family.name} family has no weight-only kernels (test_weight_only_on_cuda_names_the_nvfp4_route)")
+    model, ids = tiny_llama(seed=0)
+    model.to(device)
+    nvfp4_gemm.quantize_model(model, activations=activations)
+    seen, hooks = record_layer_calls(model)
+    with torch.no_grad():
+        generated = model.generate(ids.to(device), max_new_tokens=3, do_sample=False, pad_token_id=0)
+    for hook in hooks:
+        hook.remove()
+    assert generated.shape == (2, 12)
+    assert {x.shape[1] for _, x, _ in seen} == {9, 1} and len(seen) == 14 * 3  # the prompt, then two steps
+    for layer, x, out in seen:
+        rows = x.reshape(-1, layer.in_features).cpu()
+        weight, weight_scale, weight_gs = layer.weight.cpu(), layer.weight_scale.cpu(), layer.weight_global_scale.cpu()
+        if activations == "nvfp4":
+            q = formats.quantize_reference(rows, None, weight_gs)
+            operands = Operands(q[0], weight, q[1], weight_scale, q[3])
+        else:
+            operands = Operands(rows, weight, None, weight_scale, formats.gemm_alpha(weight_gs))
+        check_exact(out.reshape(-1, layer.out_features).cpu(), operands, torch.bfloat16)
 
 
 def test_nan_input_row_is_nan_in_the_gemm_output():
