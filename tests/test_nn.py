@@ -103,6 +103,33 @@ def test_state_dict_round_trip_into_a_fresh_module():
     assert torch.equal(fresh(x), dynamic(x))
 
 
+@pytest.mark.parametrize("activations,fmt", [("nvfp4", "nvfp4"), ("bf16", "nvfp4"), ("mxfp4", "mxfp4")])
+@pytest.mark.parametrize("cast", ["half", "bfloat16", "float", "to", "type"])
+def test_dtype_casts_reach_the_bias_only(activations, fmt, cast):
+    """A cast of the whole model (`model.half()`, `.to(dtype)`, ...) leaves the buffers that hold the format
+    (codes, e4m3 / ue8m0 scales, fp32 global scales, the static input scale) as they are, byte for byte,
+    and casts the bias: the layer's outputs stay what they were (the bias was bf16, which each cast holds)."""
+    layer = NVFP4Linear.from_linear(random_linear(128, 48, True, torch.bfloat16, seed=40), activations, format=fmt)
+    x = random_input((5, 128), torch.bfloat16, seed=41)
+    if activations == "nvfp4":
+        with calibrate(layer):
+            layer(x)
+    before = {name: buf.clone() for name, buf in layer.named_buffers()}
+    want = layer(x)
+    model = nn.Sequential(layer)  # a cast usually comes from the model around the layer
+    target = {"half": torch.float16, "bfloat16": torch.bfloat16, "float": torch.float32, "to": torch.float16,
+              "type": torch.float32}[cast]
+    {"half": model.half, "bfloat16": model.bfloat16, "float": model.float, "to": lambda: model.to(torch.float16),
+     "type": lambda: model.type(torch.float32)}[cast]()
+    assert layer.bias.dtype == target
+    after = dict(layer.named_buffers())
+    assert after.keys() == before.keys() and (activations != "nvfp4" or "input_global_scale" in after)
+    for name, buf in before.items():
+        assert after[name].dtype == buf.dtype, name
+        assert torch.equal(after[name].reshape(-1).view(torch.uint8), buf.reshape(-1).view(torch.uint8)), name
+    assert torch.equal(layer(x), want)
+
+
 def test_calibrate_fixes_the_max_over_batches():
     model = nn.Sequential(random_linear(64, 32, True, torch.bfloat16, seed=9), nn.ReLU(),
                           random_linear(32, 16, False, torch.bfloat16, seed=10))

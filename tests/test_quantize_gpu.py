@@ -323,19 +323,24 @@ def test_nvfp4_linear_on_the_gpu_matches_the_exact_layer():
     check_exact(out.cpu(), Operands(q[0], cpu_layer.weight, q[1], cpu_layer.weight_scale, q[3]), torch.bfloat16)
 
 
+@pytest.mark.parametrize("quantized_on", ["gpu", "cpu"])
 @pytest.mark.parametrize("activations", ["nvfp4", "bf16"])
-def test_quantize_model_on_a_transformers_llama_on_the_gpu(activations):
-    """tests/test_nn.py's tiny Llama on the GPU's kernels: every swapped layer, in the model's forward over the
-    prompt and in greedy generation's one-token steps, within the earned tolerance of the exact reference of
-    the input it was given (W4A4: that input quantized by the CPU reference, which the kernel equals bit for
-    bit; W4A16: the input as given)."""
+def test_quantize_model_on_a_transformers_llama_on_the_gpu(activations, quantized_on):
+    """tests/test_nn.py's tiny Llama on the GPU's kernels, quantized there or quantized on the CPU and then
+    moved by `model.to(device, torch.bfloat16)` (the format's buffers keep their dtypes): every swapped layer,
+    in the model's forward over the prompt and in greedy generation's one-token steps, within the earned
+    tolerance of the exact reference of the input it was given (W4A4: that input quantized by the CPU
+    reference, which the kernel equals bit for bit; W4A16: the input as given)."""
     device = supported_gpu_or_skip()
     family = nvfp4_gemm.families.for_sm_major(torch.cuda.get_device_capability(device)[0])
     if activations == "bf16" and "bf16xnvfp4" not in family.formats:
         pytest.skip(f"the {family.name} family has no weight-only kernels (test_weight_only_on_cuda_names_the_nvfp4_route)")
     model, ids = tiny_llama(seed=0)
-    model.to(device)
-    nvfp4_gemm.quantize_model(model, activations=activations)
+    if quantized_on == "gpu":
+        nvfp4_gemm.quantize_model(model.to(device), activations=activations)
+    else:
+        nvfp4_gemm.quantize_model(model, activations=activations)
+        model.to(device, torch.bfloat16)
     seen, hooks = record_layer_calls(model)
     with torch.no_grad():
         generated = model.generate(ids.to(device), max_new_tokens=3, do_sample=False, pad_token_id=0)

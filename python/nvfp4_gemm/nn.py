@@ -163,6 +163,23 @@ class NVFP4Linear(nn.Module):
                 layer.bias.copy_(linear.bias.detach())
         return layer
 
+    # The buffers that hold the format. A module-wide dtype cast (`model.half()`, `model.to(torch.bfloat16)`,
+    # `.type(...)`) leaves them as they are, as nn.Module leaves integer tensors, and reaches the bias only;
+    # device moves reach them all. Cast, the e4m3 / ue8m0 scales and the fp32 global scales would take the
+    # model's dtype, which the GEMM refuses (and fp16 or bf16 cannot hold every fp32 global scale).
+    _FORMAT_BUFFERS = ("weight", "weight_scale", "weight_global_scale", "input_global_scale")
+
+    def _apply(self, fn, recurse=True):
+        kept = {id(t) for name in self._FORMAT_BUFFERS if (t := self._buffers.get(name)) is not None}
+
+        def without_casting_the_format(t: torch.Tensor) -> torch.Tensor:
+            applied = fn(t)
+            if id(t) in kept and applied.dtype != t.dtype:
+                return t.to(device=applied.device)
+            return applied
+
+        return super()._apply(without_casting_the_format, recurse)
+
     def extra_repr(self) -> str:
         mode = "static" if self.input_global_scale is not None else "dynamic"
         scale = f", input scale {mode}" if self.activations == "nvfp4" else ""
