@@ -39,6 +39,17 @@ def w4a4_reference(layer, x, input_global_scale=None):
     return out.reshape(*x.shape[:-1], layer.out_features)
 
 
+def weight_only_reference(layer, x):
+    """x @ dequant(w).T with x as given, alpha = 1/gs_w rounded to fp32 (as the op takes it), one rounding."""
+    rows = x.reshape(-1, layer.in_features)
+    alpha = (1.0 / layer.weight_global_scale.double()).float().double()
+    exact = rows.double() @ formats.dequantize(layer.weight, layer.weight_scale, torch.float64).T * alpha
+    out = formats.round_once(exact, x.dtype)
+    if layer.bias is not None:
+        out = out + layer.bias.to(x.dtype)
+    return out.reshape(*x.shape[:-1], layer.out_features)
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("bias", [True, False])
 def test_from_linear_buffers_and_w4a4_forward(dtype, bias):
@@ -63,13 +74,7 @@ def test_weight_only_forward_is_exact_on_cpu(dtype):
     linear = random_linear(64, 24, True, dtype, seed=3)
     layer = NVFP4Linear.from_linear(linear, activations="bf16")
     x = random_input((7, 64), dtype, seed=4)
-    out = layer(x)
-    deq_w = formats.dequantize(layer.weight, layer.weight_scale, torch.float64) / layer.weight_global_scale.double()
-    # x @ dequant(w).T with x as given, one rounding (alpha = 1/gs_w rounded to fp32 first, as the op takes it)
-    alpha = (1.0 / layer.weight_global_scale.double()).float().double()
-    exact = x.double() @ (deq_w * layer.weight_global_scale.double()).T * alpha
-    want = formats.round_once(exact, dtype) + layer.bias
-    assert torch.equal(out, want)
+    assert torch.equal(layer(x), weight_only_reference(layer, x))
     with pytest.raises(TypeError, match="takes float16 or bfloat16 x"):
         layer(x.float())
 
@@ -261,17 +266,6 @@ def test_readme_quantize_a_model_example():
     print(f"relative error vs bf16: {error:.3f}")
 
     assert summary.quantized == ["0", "2"] and 0.05 < float(error) < 0.3
-
-
-def weight_only_reference(layer, x):
-    """x @ dequant(w).T with x as given, alpha = 1/gs_w rounded to fp32 (as the op takes it), one rounding."""
-    rows = x.reshape(-1, layer.in_features)
-    alpha = (1.0 / layer.weight_global_scale.double()).float().double()
-    exact = rows.double() @ formats.dequantize(layer.weight, layer.weight_scale, torch.float64).T * alpha
-    out = formats.round_once(exact, x.dtype)
-    if layer.bias is not None:
-        out = out + layer.bias.to(x.dtype)
-    return out.reshape(*x.shape[:-1], layer.out_features)
 
 
 LLAMA_PROJECTIONS = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
