@@ -193,8 +193,10 @@ def test_quantize_model_swaps_skips_and_names():
     model.lm_head = random_linear(64, 256, False, torch.bfloat16, seed=23)
     model.custom = Subclass(64, 64).to(torch.bfloat16)
     model.alias = model.block.up  # the same module under two names
-    summary = quantize_model(model)
+    lines = []
+    summary = quantize_model(model, progress=lines.append)
     assert sorted(summary.quantized) == ["alias", "block.down", "block.up"]
+    assert lines == ["quantize_model: 1/2 block.up (128 x 64)", "quantize_model: 2/2 block.down (64 x 128)"]
     assert summary.skipped["block.odd"] == "out_features (N) must be a multiple of 8 for bfloat16 output, got N=100"
     assert summary.skipped["block.narrow"] == "in_features (K) must be a multiple of 32, got K=48"
     assert "subclass of nn.Linear" in summary.skipped["custom"]
