@@ -301,7 +301,8 @@ def test_quantize_model_on_a_transformers_llama(activations):
     leaves lm_head; inside the model's own forward (3-D bf16 activations between attention, norms and the
     MLP's gate) every swapped layer returns the exact reference of the input it was given; the state dict
     loads into a model quantized from other weights and gives the same logits bit for bit; greedy generation
-    runs through the KV cache (one token per sequence and step). tests/test_quantize_gpu.py runs it on a GPU."""
+    runs through the KV cache (one token per sequence and step); W4A4 calibrated over the model's forward runs
+    every layer with its static input scale. tests/test_quantize_gpu.py runs it on a GPU."""
     model, ids = tiny_llama(seed=0)
     summary = nvfp4_gemm.quantize_model(model, activations=activations)
     assert sorted(summary.quantized) == sorted(f"model.layers.{i}.{p}" for i in range(2) for p in LLAMA_PROJECTIONS)
@@ -326,6 +327,19 @@ def test_quantize_model_on_a_transformers_llama(activations):
         assert torch.equal(other(ids).logits, logits)
         generated = model.generate(ids, max_new_tokens=4, do_sample=False, pad_token_id=0)
     assert generated.shape == (2, 13) and torch.equal(generated[:, :9], ids)
+
+    if activations == "nvfp4":  # static input scales, calibrated over the model's own forward
+        with torch.no_grad(), calibrate(model):
+            model(ids)
+        seen, hooks = record_layer_calls(model)
+        with torch.no_grad():
+            model(ids)
+        for hook in hooks:
+            hook.remove()
+        assert len(seen) == 14
+        for layer, x, out in seen:
+            assert layer.input_global_scale is not None
+            assert torch.equal(out, w4a4_reference(layer, x, layer.input_global_scale))
 
 
 @pytest.mark.parametrize("activations", ["nvfp4", "bf16"])
