@@ -40,11 +40,11 @@ def w4a4_reference(layer, x, input_global_scale=None):
 
 
 def weight_only_reference(layer, x):
-    """x @ dequant(w).T with x as given, alpha = 1/gs_w rounded to fp32 (as the op takes it), one rounding."""
+    """x @ dequant(w).T with x as given, alpha = 1/gs_w rounded to fp32 (as the op takes it), one rounding,
+    bias added in x's dtype."""
     rows = x.reshape(-1, layer.in_features)
-    alpha = (1.0 / layer.weight_global_scale.double()).float().double()
-    exact = rows.double() @ formats.dequantize(layer.weight, layer.weight_scale, torch.float64).T * alpha
-    out = formats.round_once(exact, x.dtype)
+    out = formats.reference_gemm(rows, layer.weight, None, layer.weight_scale,
+                                 formats.gemm_alpha(layer.weight_global_scale), x.dtype)
     if layer.bias is not None:
         out = out + layer.bias.to(x.dtype)
     return out.reshape(*x.shape[:-1], layer.out_features)
