@@ -21,7 +21,7 @@ CASES = [  # (shape, dtype, format, static global scale or None (NVFP4 only))
     # dynamic beyond the one-pass grid (132 SMs): the resident kernel, its last step ragged
     ((1100, 4096), torch.bfloat16, "nvfp4", None),
     ((700, 7168), torch.float32, "nvfp4", None),  # steps held in registers and kept in shared memory
-    ((4096, 7168), torch.bfloat16, "nvfp4", None),  # and steps walked, then re-read (two CTAs per SM)
+    ((4096, 7168), torch.bfloat16, "nvfp4", None),  # and steps walked, then re-read (one 1024-thread CTA per SM)
     ((1, 32), torch.bfloat16, "mxfp4", None),
     ((129, 96), torch.float32, "mxfp8", None),
     ((2, 3, 160), torch.float16, "mxfp4", None),

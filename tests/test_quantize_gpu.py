@@ -204,8 +204,8 @@ def test_dynamic_scale_over_x_kept_partly_on_chip(dtype, shape, peak):
     check_device(x.to(dtype))
 
 
-def kernel_grids(fn, tmp_path) -> list[tuple[str, int]]:
-    """(name, CTAs) of every kernel fn launches, from the profiler's trace."""
+def kernel_grids(fn, tmp_path) -> list[tuple[str, int, int]]:
+    """(name, CTAs, threads per CTA) of every kernel fn launches, from the profiler's trace."""
     import json
 
     from torch.profiler import ProfilerActivity, profile
@@ -216,13 +216,15 @@ def kernel_grids(fn, tmp_path) -> list[tuple[str, int]]:
     trace = tmp_path / "trace.json"
     prof.export_chrome_trace(str(trace))
     events = json.loads(trace.read_text())["traceEvents"]
-    return [(e["name"], math.prod(e["args"]["grid"])) for e in events if e.get("cat") == "kernel"]
+    return [(e["name"], math.prod(e["args"]["grid"]), math.prod(e["args"]["block"]))
+            for e in events if e.get("cat") == "kernel"]
 
 
 @pytest.mark.parametrize("sms", [None, 100])
 def test_quantize_sms_sizes_the_resident_grid(sms, tmp_path):
-    """set_quantize_sms: the resident kernel's grid is one CTA per SM where x fits on chip that way
-    (1000x4096) and two beyond (4096x7168), for the SMs it was given; the outputs stay exact."""
+    """set_quantize_sms: the resident kernel's grid, for the SMs it was given, is one half-SM CTA (512 threads) per
+    SM where x fits on chip that way (1000x4096), and the whole SM beyond (4096x7168): one CTA of 1024 threads
+    for 16-bit x, two of 512 for fp32; the outputs stay exact."""
     device = supported_gpu_or_skip()
     props = torch.cuda.get_device_properties(device)
     if props.multi_processor_count != 132 or props.shared_memory_per_multiprocessor != 233472:
@@ -230,13 +232,16 @@ def test_quantize_sms_sizes_the_resident_grid(sms, tmp_path):
     try:
         nvfp4_gemm.set_quantize_sms(sms)
         used = sms or props.multi_processor_count
-        for shape, ctas_per_sm in (((1000, 4096), 1), ((4096, 7168), 2)):
-            x_cpu = random_x(shape, torch.bfloat16, seed=shape[0] + 7, spread=2.0)
+        for shape, dtype, ctas_per_sm, threads in (((1000, 4096), torch.bfloat16, 1, 512),
+                                                   ((4096, 7168), torch.bfloat16, 1, 1024),
+                                                   ((4096, 7168), torch.float32, 2, 512)):
+            x_cpu = random_x(shape, dtype, seed=shape[0] + 7, spread=2.0)
             x = x_cpu.to(device)
             nvfp4_gemm.quantize(x)  # the op's first call of a signature may take the Python path
             out = []
             grids = kernel_grids(lambda: out.append(torch.ops.nvfp4.quantize(x, None, None)), tmp_path)
-            assert [ctas for name, ctas in grids if "quantize_resident_kernel" in name] == [used * ctas_per_sm], grids
+            resident = [(ctas, block) for name, ctas, block in grids if "quantize_resident_kernel" in name]
+            assert resident == [(used * ctas_per_sm, threads)], grids
             assert_bitwise_equal(tuple(t.cpu() for t in out[0]), formats.quantize_reference(x_cpu))
     finally:
         nvfp4_gemm.set_quantize_sms(None)
@@ -270,7 +275,7 @@ def test_one_pass_calls_read_only_their_own_partials():
     assert _C.QUANTIZE_AMAX_SCRATCH_BYTES >= _C.QUANTIZE_AMAX_LAST_TAG_OFFSET + 4
     scratch = torch.zeros(_C.QUANTIZE_AMAX_SCRATCH_BYTES, dtype=torch.uint8, device=device)
     # grids of 112, 112, 16, 128 and 224 CTAs (rows padded to 128; 512 threads per CTA where 256 would need more
-    # CTAs for x than an H100/H200 has SMs), then the resident kernel's one and two CTAs per SM and the one-pass
+    # CTAs for x than an H100/H200 has SMs), then the resident kernel's half-SM and whole-SM CTAs and the one-pass
     # kernel again; a two-pass call would leave the tags behind
     shapes = [(128, 7168), (128, 7168), (1, 512), (192, 4096), (16, 7168), (1000, 4096), (2048, 7168), (64, 7168)]
     for call, shape in enumerate(shapes):

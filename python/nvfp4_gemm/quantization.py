@@ -315,7 +315,7 @@ def set_quantize_sms(sms: Optional[int]) -> None:
     For kernels of other streams that run beside the quantize, as NCCL's where tensor parallelism
     overlaps communication with compute. NVFP4's dynamic global scale is taken by CTAs that wait for each
     other's partial maxima, launched as cooperative grids, which start only once every CTA fits. Sized for
-    the whole GPU (beyond ~1660 rows at K = 7168 on a 132-SM H100/H200 the grid holds two CTAs per SM),
+    the whole GPU (beyond ~1660 rows at K = 7168 on a 132-SM H100/H200 the grid fills every SM),
     such a grid waits until a concurrent all-reduce has left its SMs; sized for fewer it starts beside it
     (two H100s, 2048x7168 beside a 256 MB all-reduce: 1.0-1.9 ms at all 132 SMs, 55-75 us at 108), at a cost
     where nothing runs beside it (8192x7168: 92.5 us at 132, 98.9 at 108). Perf notes, "Quantize beside NCCL".

@@ -952,8 +952,22 @@ bool launch_one_pass(const QuantizeProblem& p, int cols_padded, int rows_padded,
 // kept while it re-reads the other steps, those read last (likeliest still in L2) and those read first in
 // turn (the quantize walk, below). Everything kept or re-read is read for the last time, and the codes and
 // scales are stored, with an L2 evict-first policy, so that the walked steps keep the L2.
-constexpr int kResidentThreads = 512;
-constexpr int kResidentCtasPerSm = 2;    // 1024 threads at 64 registers: one CTA per SM where x fits on chip that way
+// Its CTA (threads; CTAs per SM, each taking that share of the SM's shared memory), at 64 registers: one half-SM
+// CTA per SM where that keeps all of x on chip (fewer CTAs to wait for: M <= 1659 at bf16 K = 7168 on 132 SMs, and
+// room beside another stream's kernels: set_quantize_sms), else the whole SM: one CTA of 1024 threads for 16-bit
+// x, two of 512 for fp32. Two CTAs of an SM do not finish together: the warp scheduler favours the older one's
+// warps, which ended both walks 4-7 us sooner. One CTA of 1024 threads took 0.6-3.3 % less time for bf16 and fp16
+// at M = 2048 .. 8192, K = 7168, but 1.2 % more for fp32 4096x7168 (H200; perf notes, "The resident kernel's CTAs
+// by SM"). (H100, bf16 8192x7168: two half-SM CTAs per SM 6 % faster than one.)
+template <int kThreads_, int kPerSm_>
+struct ResidentCta {
+  static constexpr int kThreads = kThreads_;
+  static constexpr int kPerSm = kPerSm_;
+};
+using HalfSmCta = ResidentCta<512, 2>;
+using WholeSmCta = ResidentCta<1024, 1>;
+template <class T>
+using WholeSmCtasOf = std::conditional_t<sizeof(T) == 2, WholeSmCta, HalfSmCta>;
 constexpr int kResidentLoadBytes = 128;  // max walk: bytes of x a thread loads before it takes their max
 constexpr int kResidentAheadBytes = 64;  // quantize walk: bytes of re-read steps in flight per thread
 // The resident kernel takes x while what it keeps on chip is at least 1 / kResidentMinKeptShare of x's
@@ -962,10 +976,10 @@ constexpr int kResidentAheadBytes = 64;  // quantize walk: bytes of re-read step
 constexpr int kResidentMinKeptShare = 6;
 // A step of the resident kernel: one block of x per thread of a CTA (bytes a CTA keeps per kept step), and
 // the steps a thread loads at once in the max walk, the last of which it holds in registers.
-template <class Recipe, class T>
+template <class Recipe, class T, class Cta>
 struct ResidentSteps {
   static constexpr int kBlockBytes = BlockIo<Recipe, T>::kVectors * 16;
-  static constexpr int kStepBytes = kResidentThreads * kBlockBytes;
+  static constexpr int kStepBytes = Cta::kThreads * kBlockBytes;
   static constexpr int kHeldSteps = kResidentLoadBytes / kBlockBytes;
   // re-read steps in flight: 2 for 16-bit x, 1 for fp32 (its 64-byte blocks in three rotating buffers
   // spill 288 bytes at 64 registers, two buffers 64 bytes; H100: 2-3 % faster than two ahead with copies)
@@ -1015,20 +1029,21 @@ __device__ __forceinline__ uint4 load_hinted(const uint4* p, std::uint64_t polic
   return v;
 }
 
-template <class Recipe, class T>
-__global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
+template <class Recipe, class T, class Cta>
+__global__ void __launch_bounds__(Cta::kThreads, Cta::kPerSm)
     quantize_resident_kernel(QuantizeProblem p, int cols_padded, int rows_padded, int kept_steps, RowDivider rows_of) {
   using Io = BlockIo<Recipe, T>;
   constexpr int kV = Io::kVectors;
-  constexpr int kLoadSteps = ResidentSteps<Recipe, T>::kHeldSteps;  // steps loaded at once in the max walk
-  constexpr int kHeldSteps = kLoadSteps;                             // the last ones, kept in registers
+  constexpr int kCtaThreads = Cta::kThreads;
+  constexpr int kLoadSteps = ResidentSteps<Recipe, T, Cta>::kHeldSteps;  // steps loaded at once in the max walk
+  constexpr int kHeldSteps = kLoadSteps;                                  // the last ones, kept in registers
   extern __shared__ uint4 kept[];  // [kept step][vector][thread]
   wait_for_predecessor();
   allow_successor();
   const unsigned blocks_per_row = static_cast<unsigned>(p.k / Io::kBlock);
   const unsigned x_blocks = static_cast<unsigned>(p.rows) * blocks_per_row;  // < 2^30 (launcher)
-  const unsigned stride = gridDim.x * kResidentThreads;
-  const unsigned first = blockIdx.x * kResidentThreads + threadIdx.x;
+  const unsigned stride = gridDim.x * kCtaThreads;
+  const unsigned first = blockIdx.x * kCtaThreads + threadIdx.x;
   // Step s is block first + s * stride of every thread. Steps [0, first_kept) are walked for the max and
   // re-read; [first_kept, first_held) kept in shared memory; [first_held, steps) held in registers. Only
   // the last step can be ragged, and it is held.
@@ -1047,7 +1062,7 @@ __global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
     for (int i = 0; i < kV; ++i) raw[i] = load_hinted(source(step) + i, last_use);
   };
   auto kept_slot = [&](int step, int i) -> uint4& {
-    return kept[((step - first_kept) * kV + i) * kResidentThreads + threadIdx.x];
+    return kept[((step - first_kept) * kV + i) * kCtaThreads + threadIdx.x];
   };
 
   // The max walk before the held steps, kLoadSteps steps per batch whatever their kind (walked ones read through
@@ -1089,7 +1104,7 @@ __global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
   }
   key = umax(key, run_finite_key<T>(reinterpret_cast<const uint4(&)[kHeldSteps * kV]>(held)));
 
-  key = cta_max<kResidentThreads, /*kAcrossWarpsByRedux=*/false>(key);
+  key = cta_max<kCtaThreads, /*kAcrossWarpsByRedux=*/false>(key);
   const float gs = cta_global_scale<Recipe>([&](auto recipe) {
     const std::uint32_t partial = float_bits(Elements<T>::key_value(key));
     return decltype(recipe)::global_scale_from_amax(
@@ -1125,7 +1140,7 @@ __global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
   // each buffer keeps a name of its own and no registers are copied between them (shifting them took 8 moves
   // per 16-bit re-read step, 8 % of the quantize walk's instructions; on the H100 16-bit x ran no faster
   // without them, fp32 2-3 % faster: perf notes).
-  constexpr int kAhead = ResidentSteps<Recipe, T>::kAheadSteps;
+  constexpr int kAhead = ResidentSteps<Recipe, T, Cta>::kAheadSteps;
   constexpr int kBuffers = kAhead + 1;
   uint4 rereads[kBuffers][kV];
   auto reread_step = [&](int n) { return (n & 1) ? n >> 1 : first_kept - 1 - (n >> 1); };
@@ -1186,14 +1201,14 @@ __global__ void __launch_bounds__(kResidentThreads, kResidentCtasPerSm)
 }
 
 // Dynamic shared memory per CTA of the resident kernel on `device` (its kept steps: as many whole steps
-// as half an SM's shared memory holds, so that two CTAs fit an SM), 0 where not even one step does.
-template <class Recipe, class T>
+// as its share of an SM's shared memory holds, so that Cta::kPerSm CTAs fit an SM), 0 where not even one step does.
+template <class Recipe, class T, class Cta>
 int resident_kept_bytes(int device) {
   static int cache[64] = {};
   if (device < 0 || device >= 64) return 0;
   if (cache[device] == 0) {
-    constexpr auto kKernel = quantize_resident_kernel<Recipe, T>;
-    constexpr int kStepBytes = ResidentSteps<Recipe, T>::kStepBytes;
+    constexpr auto kKernel = quantize_resident_kernel<Recipe, T, Cta>;
+    constexpr int kStepBytes = ResidentSteps<Recipe, T, Cta>::kStepBytes;
     int sm_bytes = 0, block_optin = 0, reserved = 0, ctas = 0;
     cudaFuncAttributes attributes{};
     int bytes = -1;
@@ -1201,13 +1216,13 @@ int resident_kept_bytes(int device) {
         cudaDeviceGetAttribute(&block_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) == cudaSuccess &&
         cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device) == cudaSuccess &&
         cudaFuncGetAttributes(&attributes, kKernel) == cudaSuccess) {
-      const int per_cta = min(sm_bytes / kResidentCtasPerSm - reserved, block_optin) -
+      const int per_cta = min(sm_bytes / Cta::kPerSm - reserved, block_optin) -
                           static_cast<int>(attributes.sharedSizeBytes);
       bytes = per_cta / kStepBytes * kStepBytes;
       if (bytes <= 0 ||
           cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess ||
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kKernel, kResidentThreads, bytes) != cudaSuccess ||
-          ctas < kResidentCtasPerSm) {
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kKernel, Cta::kThreads, bytes) != cudaSuccess ||
+          ctas < Cta::kPerSm) {
         bytes = -1;
       }
     }
@@ -1217,34 +1232,42 @@ int resident_kept_bytes(int device) {
   return cache[device] > 0 ? cache[device] : 0;
 }
 
-// The resident kernel, if x suits it (above); otherwise false, nothing launched. One CTA per SM while that
-// keeps all of x on chip (fewer CTAs to wait for: M <= 1659 at bf16 K = 7168 on 132 SMs), else two, the
-// whole resident grid (H100, bf16 8192x7168: 6 % faster than one CTA per SM).
-template <class Recipe, class T>
-bool launch_resident(const QuantizeProblem& p, int cols_padded, int rows_padded, int device, int sm_count,
-                     cudaStream_t stream, LaunchStatus* status) {
-  using Steps = ResidentSteps<Recipe, T>;
+// The resident kernel on `ctas_per_sm` CTAs of Cta per SM, if x suits it: all of x's steps on chip (`all_on_chip`), or
+// at least 1 / kResidentMinKeptShare of them; otherwise false, nothing launched.
+template <class Recipe, class T, class Cta>
+bool launch_resident_as(const QuantizeProblem& p, int cols_padded, int rows_padded, int device, int sm_count,
+                        int ctas_per_sm, bool all_on_chip, cudaStream_t stream, LaunchStatus* status) {
+  using Steps = ResidentSteps<Recipe, T, Cta>;
   const long long x_blocks = static_cast<long long>(p.rows) * (p.k / Recipe::kBlock);
-  const int kept_bytes = resident_kept_bytes<Recipe, T>(device);
-  const long long full_grid = static_cast<long long>(sm_count) * kResidentCtasPerSm;
-  if (kept_bytes == 0 || full_grid > kMaxAmaxPartials || x_blocks >= (1ll << 30)) return false;
+  const int kept_bytes = resident_kept_bytes<Recipe, T, Cta>(device);
+  const long long grid = static_cast<long long>(sm_count) * ctas_per_sm;
+  if (kept_bytes == 0 || grid > kMaxAmaxPartials || x_blocks >= (1ll << 30)) return false;
   const int kept_steps = kept_bytes / Steps::kStepBytes, on_chip_steps = kept_steps + Steps::kHeldSteps;
-  auto steps_over = [&](long long grid) {
-    return (x_blocks + grid * kResidentThreads - 1) / (grid * kResidentThreads);
-  };
-  const long long grid = steps_over(full_grid / 2) > on_chip_steps ? full_grid : full_grid / 2;
-  if (grid < 1 || steps_over(grid) > static_cast<long long>(on_chip_steps) * kResidentMinKeptShare) return false;
+  const long long steps = (x_blocks + grid * Cta::kThreads - 1) / (grid * Cta::kThreads);
+  if (steps > static_cast<long long>(on_chip_steps) * (all_on_chip ? 1 : kResidentMinKeptShare)) return false;
   // the kernel places scales by 32-bit offsets (blocked_offset32): true of every x it takes (at most a few
   // million blocks: 8.9 M on 132 SMs), checked all the same
   if (static_cast<long long>(rows_padded) * cols_padded >= (1ll << 32)) return false;
   // cooperative: the CTAs wait for each other's partials; the grid starts only whole (launch_one_pass)
-  const cudaError_t err = launch_kernel(quantize_resident_kernel<Recipe, T>, dim3(static_cast<unsigned>(grid)),
-                                        dim3(kResidentThreads), kept_bytes, stream,
+  const cudaError_t err = launch_kernel(quantize_resident_kernel<Recipe, T, Cta>, dim3(static_cast<unsigned>(grid)),
+                                        dim3(Cta::kThreads), kept_bytes, stream,
                                         LaunchAttributes{/*programmatic=*/true, /*cooperative=*/true}, p,
                                         cols_padded, rows_padded, kept_steps,
                                         RowDivider::of(static_cast<std::uint32_t>(p.k / Recipe::kBlock)));
   *status = err == cudaSuccess ? LaunchStatus{} : LaunchStatus{false, cudaGetErrorString(err)};
   return true;
+}
+
+// The resident kernel, if x suits it; otherwise false, nothing launched. One half-SM CTA per SM while that keeps all
+// of x on chip, else the whole SM (ResidentCta).
+template <class Recipe, class T>
+bool launch_resident(const QuantizeProblem& p, int cols_padded, int rows_padded, int device, int sm_count,
+                     cudaStream_t stream, LaunchStatus* status) {
+  using WholeSm = WholeSmCtasOf<T>;
+  return launch_resident_as<Recipe, T, HalfSmCta>(p, cols_padded, rows_padded, device, sm_count, 1, true, stream,
+                                                  status) ||
+         launch_resident_as<Recipe, T, WholeSm>(p, cols_padded, rows_padded, device, sm_count, WholeSm::kPerSm, false,
+                                                stream, status);
 }
 
 // The quantize pass, after the recipe's own pass before it (Recipe::launch_prepass: NVFP4's dynamic
