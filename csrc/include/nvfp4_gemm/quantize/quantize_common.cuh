@@ -1232,19 +1232,20 @@ int resident_kept_bytes(int device) {
   return cache[device] > 0 ? cache[device] : 0;
 }
 
-// The resident kernel on `ctas_per_sm` CTAs of Cta per SM, if x suits it: all of x's steps on chip (`all_on_chip`), or
-// at least 1 / kResidentMinKeptShare of them; otherwise false, nothing launched.
+// The resident kernel on CTAs of Cta, if x suits them; otherwise false, nothing launched. `one_per_sm`: one CTA per
+// SM, which must keep all of x's steps on chip; else Cta::kPerSm per SM, which must keep at least
+// 1 / kResidentMinKeptShare of them.
 template <class Recipe, class T, class Cta>
 bool launch_resident_as(const QuantizeProblem& p, int cols_padded, int rows_padded, int device, int sm_count,
-                        int ctas_per_sm, bool all_on_chip, cudaStream_t stream, LaunchStatus* status) {
+                        bool one_per_sm, cudaStream_t stream, LaunchStatus* status) {
   using Steps = ResidentSteps<Recipe, T, Cta>;
   const long long x_blocks = static_cast<long long>(p.rows) * (p.k / Recipe::kBlock);
   const int kept_bytes = resident_kept_bytes<Recipe, T, Cta>(device);
-  const long long grid = static_cast<long long>(sm_count) * ctas_per_sm;
+  const long long grid = static_cast<long long>(sm_count) * (one_per_sm ? 1 : Cta::kPerSm);
   if (kept_bytes == 0 || grid > kMaxAmaxPartials || x_blocks >= (1ll << 30)) return false;
   const int kept_steps = kept_bytes / Steps::kStepBytes, on_chip_steps = kept_steps + Steps::kHeldSteps;
   const long long steps = (x_blocks + grid * Cta::kThreads - 1) / (grid * Cta::kThreads);
-  if (steps > static_cast<long long>(on_chip_steps) * (all_on_chip ? 1 : kResidentMinKeptShare)) return false;
+  if (steps > static_cast<long long>(on_chip_steps) * (one_per_sm ? 1 : kResidentMinKeptShare)) return false;
   // the kernel places scales by 32-bit offsets (blocked_offset32): true of every x it takes (at most a few
   // million blocks: 8.9 M on 132 SMs), checked all the same
   if (static_cast<long long>(rows_padded) * cols_padded >= (1ll << 32)) return false;
@@ -1263,11 +1264,10 @@ bool launch_resident_as(const QuantizeProblem& p, int cols_padded, int rows_padd
 template <class Recipe, class T>
 bool launch_resident(const QuantizeProblem& p, int cols_padded, int rows_padded, int device, int sm_count,
                      cudaStream_t stream, LaunchStatus* status) {
-  using WholeSm = WholeSmCtasOf<T>;
-  return launch_resident_as<Recipe, T, HalfSmCta>(p, cols_padded, rows_padded, device, sm_count, 1, true, stream,
-                                                  status) ||
-         launch_resident_as<Recipe, T, WholeSm>(p, cols_padded, rows_padded, device, sm_count, WholeSm::kPerSm, false,
-                                                stream, status);
+  return launch_resident_as<Recipe, T, HalfSmCta>(p, cols_padded, rows_padded, device, sm_count,
+                                                  /*one_per_sm=*/true, stream, status) ||
+         launch_resident_as<Recipe, T, WholeSmCtasOf<T>>(p, cols_padded, rows_padded, device, sm_count,
+                                                         /*one_per_sm=*/false, stream, status);
 }
 
 // The quantize pass, after the recipe's own pass before it (Recipe::launch_prepass: NVFP4's dynamic
